@@ -1,0 +1,147 @@
+// Package device holds what every part of the gateway speaks about a
+// Device: its descriptor, its value schema, and the small interfaces that
+// the sim board, the hardware drivers and the adapter supervisor implement
+// so that the Hub can treat them all alike.
+//
+// The package knows nothing of JSON-RPC or of periph: values are plain Go
+// values as encoding/json decodes them (bool, float64, string,
+// map[string]any), so that the Hub can check them against a Schema without
+// knowing where they go.
+package device
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"time"
+)
+
+// Kinds of device (openhal-0.1 §6). Adapters may add "x.<name>".
+const (
+	KindGPIOInput  = "gpio.input"
+	KindGPIOOutput = "gpio.output"
+	KindPWM        = "pwm"
+	KindSensor     = "sensor"
+	KindSerial     = "serial"
+)
+
+// Access says whether a device can be read, written, or both.
+type Access string
+
+const (
+	AccessRead      Access = "r"
+	AccessWrite     Access = "w"
+	AccessReadWrite Access = "rw"
+)
+
+// CanRead reports whether a reads are allowed.
+func (a Access) CanRead() bool { return a == AccessRead || a == AccessReadWrite }
+
+// CanWrite reports whether writes are allowed.
+func (a Access) CanWrite() bool { return a == AccessWrite || a == AccessReadWrite }
+
+// Risk decides which scope may write a device without a confirmation.
+type Risk string
+
+const (
+	RiskLow  Risk = "low"
+	RiskHigh Risk = "high"
+)
+
+// State is a device's health as clients see it.
+type State string
+
+const (
+	StateOK      State = "ok"
+	StateFault   State = "fault"
+	StateOffline State = "offline"
+)
+
+// Descriptor is what hal/devices/list and hal/devices/get return.
+//
+// Safe is nil when the device has no safe value: an emergency stop then
+// leaves it alone. A safe value of false is kept (it is not a nil
+// interface), so it is encoded.
+type Descriptor struct {
+	ID     string   `json:"id"`
+	Kind   string   `json:"kind"`
+	Label  string   `json:"label,omitempty"`
+	Source string   `json:"source"`
+	Access Access   `json:"access"`
+	Risk   Risk     `json:"risk"`
+	Schema Schema   `json:"schema"`
+	Safe   any      `json:"safe,omitempty"`
+	State  State    `json:"state"`
+	Fault  string   `json:"fault,omitempty"`
+	Tags   []string `json:"tags,omitempty"`
+}
+
+var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
+
+// ValidID reports whether id is a well-formed device id.
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// Device is one addressable thing with one value. A Device only describes
+// itself; what it can do is told by the optional interfaces Reader and
+// Writer, so that an input needs no Write and an output no Read.
+//
+// The state of an output is the value last applied, which the registry
+// keeps: an output does not implement Reader.
+type Device interface {
+	Descriptor() Descriptor
+}
+
+// Reader is a device that can take a fresh measurement (a sensor, an
+// input pin). hal/read calls it unless the cached value is young enough.
+type Reader interface {
+	Read(ctx context.Context) (Reading, error)
+}
+
+// Writer is a device that accepts values. Write is called with a value
+// that already fits the device's schema and passed every safety check; it
+// returns when the value is at the hardware, or with ctx's error when the
+// hardware does not answer in time.
+type Writer interface {
+	Write(ctx context.Context, req WriteRequest) (WriteResult, error)
+}
+
+// Reading is one value with the time it was taken.
+type Reading struct {
+	Value any
+	TS    time.Time
+}
+
+// WriteRequest is a value to apply and, for line devices, whether the
+// caller waits for the instrument's next line.
+type WriteRequest struct {
+	Value any
+	Reply bool
+}
+
+// WriteResult says what a write did. For most devices the written value
+// becomes the device's value (Keep is false). A line device keeps its value
+// (the last line received): Keep is true, and Reply carries the answer
+// line when one was asked for.
+type WriteResult struct {
+	Keep  bool
+	Reply *Reading
+}
+
+// Reporter is how a device tells the Hub about what it did not get from a
+// request: an edge on an input, a sensor poll, a line from an instrument,
+// a fault or a recovery. The registry hands one to each device it adds.
+// Calls never block on slow clients.
+type Reporter interface {
+	Value(v any, ts time.Time)
+	State(s State, fault string)
+}
+
+// Runner is a device with work of its own (polling, reading a port). The
+// board starts Run after the device is registered; Run returns when ctx is
+// done.
+type Runner interface {
+	Run(ctx context.Context, r Reporter)
+}
+
+// ErrNoValue is returned by a read of a device that has no value yet.
+var ErrNoValue = errors.New("device has no value yet")

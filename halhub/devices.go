@@ -1,0 +1,165 @@
+package halhub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"time"
+
+	"gateway/device"
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+func servePing(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p struct{}
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	return struct{}{}, nil
+}
+
+func serveDevicesList(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p openhal.DevicesListParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	_, entry := s.who()
+	out := []device.Descriptor{}
+	for _, d := range s.hub.reg.List() {
+		if !entry.Visible(d.ID) || (p.Kind != "" && d.Kind != p.Kind) || !hasTags(d.Tags, p.Tags) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return openhal.DevicesListResult{Devices: out}, nil
+}
+
+// hasTags reports whether have holds every tag of want.
+func hasTags(have, want []string) bool {
+	for _, t := range want {
+		if !slices.Contains(have, t) {
+			return false
+		}
+	}
+	return true
+}
+
+func serveDevicesGet(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p openhal.DeviceParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Device == "" {
+		return nil, errInvalidParams("missing_param", "params.device is required")
+	}
+	d, err := s.lookup(p.Device)
+	if err != nil {
+		return nil, err
+	}
+	desc, _ := s.hub.reg.Describe(d.id)
+	return desc, nil
+}
+
+// found is a device the session may see.
+type found struct {
+	id   string
+	dev  device.Device
+	desc device.Descriptor
+}
+
+// lookup finds a device visible to the session's token; others do not
+// exist for it (spec §4).
+func (s *session) lookup(id string) (found, *jsonrpc.Error) {
+	_, entry := s.who()
+	if !entry.Visible(id) {
+		return found{}, errDeviceNotFound(id)
+	}
+	d, ok := s.hub.reg.Device(id)
+	if !ok {
+		return found{}, errDeviceNotFound(id)
+	}
+	desc, ok := s.hub.reg.Describe(id)
+	if !ok {
+		return found{}, errDeviceNotFound(id)
+	}
+	return found{id: id, dev: d, desc: desc}, nil
+}
+
+// serveRead answers hal/read: a fresh measurement from a device that can
+// take one, unless the cached value is younger than maxAgeMs; the value
+// last applied for an output.
+func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p openhal.ReadParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Device == "" {
+		return nil, errInvalidParams("missing_param", "params.device is required")
+	}
+	if p.MaxAgeMs != nil && *p.MaxAgeMs < 0 {
+		return nil, errInvalidParams("out_of_range", "params.maxAgeMs must not be negative")
+	}
+	f, err := s.lookup(p.Device)
+	if err != nil {
+		return nil, err
+	}
+	if !f.desc.Access.CanRead() {
+		return nil, newError(openhal.CodeNotSupported, "write_only", "device "+f.id+" is write-only", data{"device": f.id})
+	}
+	h := s.hub
+	snap, cached := h.reg.Value(f.id)
+	reader, canMeasure := f.dev.(device.Reader)
+	fresh := cached && p.MaxAgeMs != nil && h.now().Sub(snap.At) <= time.Duration(*p.MaxAgeMs)*time.Millisecond
+	if canMeasure && !fresh {
+		var rerr *jsonrpc.Error
+		if snap, rerr = h.measure(ctx, f, reader); rerr != nil {
+			return nil, rerr
+		}
+	} else if !cached {
+		return nil, newError(openhal.CodeDeviceFault, "no_value", "device "+f.id+" has no value yet", data{"device": f.id})
+	}
+	return openhal.ValueResult{Device: f.id, Value: snap.Value, TS: snap.TS, Seq: snap.Seq}, nil
+}
+
+// measure takes a fresh reading within the read deadline and publishes it,
+// so that the reading has a seq and every client sees it.
+func (h *Hub) measure(ctx context.Context, f found, r device.Reader) (device.Snapshot, *jsonrpc.Error) {
+	if f.desc.State == device.StateOffline {
+		return device.Snapshot{}, newError(openhal.CodeDeviceFault, "offline", "device "+f.id+" is offline", data{"device": f.id})
+	}
+	ctx, cancel := context.WithTimeout(ctx, h.opt.Limits.ReadTimeout)
+	defer cancel()
+	rd, err := r.Read(ctx)
+	h.noteOutcome(f, err)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return device.Snapshot{}, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time", data{"device": f.id})
+		}
+		if ctx.Err() != nil { // the client went away
+			return device.Snapshot{}, errorf(openhal.CodeDeviceFault, "cancelled", "read cancelled")
+		}
+		return device.Snapshot{}, newError(openhal.CodeDeviceFault, "device_error", "read "+f.id+": "+err.Error(), data{"device": f.id, "detail": err.Error()})
+	}
+	snap, ok := h.reg.Publish(f.id, rd.Value, rd.TS)
+	if !ok {
+		return device.Snapshot{}, errDeviceNotFound(f.id)
+	}
+	return snap, nil
+}
+
+// noteOutcome keeps a device's state in step with its last operation: a
+// failure puts it in fault with the reason, a success after a fault puts
+// it back to ok. An offline device stays offline: its provider says when
+// it is back.
+func (h *Hub) noteOutcome(f found, err error) {
+	switch {
+	case err != nil && errors.Is(err, context.Canceled):
+		// the caller went away; the device did nothing wrong
+	case err != nil:
+		h.reg.SetState(f.id, device.StateFault, err.Error())
+	case f.desc.State == device.StateFault:
+		h.reg.SetState(f.id, device.StateOK, "")
+	}
+}

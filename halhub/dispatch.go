@@ -1,0 +1,146 @@
+package halhub
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+// method is how the Hub serves one request method.
+type method struct {
+	scope openhal.Scope // the least scope that may call it (spec §4)
+	// serve answers a request. It runs on a goroutine of its own, so that
+	// a slow device does not hold up the connection; ctx ends when the
+	// connection does.
+	serve func(s *session, ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error)
+	// prepare, when set, runs on the connection's reader before serve, in
+	// the order requests arrive; it may answer at once (an error) or return
+	// the serve function to run. hal/write uses it to keep writes to a
+	// device in the order they were received.
+	prepare func(s *session, params json.RawMessage) (serve func(ctx context.Context) (any, *jsonrpc.Error), err *jsonrpc.Error)
+}
+
+// methods are the requests this Hub serves after hal/initialize. A method
+// of the Hub's level that is missing here is not built yet and answers
+// METHOD_NOT_FOUND like one above the level.
+func methods() map[string]method {
+	return map[string]method{
+		openhal.MethodPing:        {scope: openhal.ScopeRead, serve: servePing},
+		openhal.MethodDevicesList: {scope: openhal.ScopeRead, serve: serveDevicesList},
+		openhal.MethodDevicesGet:  {scope: openhal.ScopeRead, serve: serveDevicesGet},
+		openhal.MethodRead:        {scope: openhal.ScopeRead, serve: serveRead},
+		openhal.MethodWrite:       {scope: openhal.ScopeControlLow, prepare: prepareWrite},
+	}
+}
+
+// handle takes one message from the client.
+func (s *session) handle(raw []byte) {
+	m, perr := jsonrpc.DecodeHAL(raw)
+	if perr != nil {
+		s.hub.stats.errors.Add(1)
+		s.notify(jsonrpc.AppendError(nil, nil, perr)) // bounded like a notification
+		return
+	}
+	switch {
+	case m.IsNotification():
+		s.handleNotification(m.Method)
+	case m.IsRequest():
+		if !s.acquire() {
+			s.hub.stats.errors.Add(1)
+			e := errorf(openhal.CodeBusy, "too_many_in_flight", "more than %d requests in flight", s.hub.opt.Limits.MaxInFlight)
+			s.notify(jsonrpc.AppendError(nil, m.ID, e))
+			return
+		}
+		s.hub.stats.requests.Add(1)
+		s.handleRequest(m)
+	}
+	// A response from a client answers nothing: the Hub sends no requests.
+}
+
+func (s *session) handleNotification(name string) {
+	if name != openhal.NotifyInitialized {
+		return // hal/shutdown: the client closes; unknown ones are ignored
+	}
+	s.mu.Lock()
+	if s.phase == phaseInitialized {
+		s.phase = phaseReady
+	}
+	s.mu.Unlock()
+}
+
+func (s *session) handleRequest(m jsonrpc.Message) {
+	if m.Method == openhal.MethodInitialize {
+		s.initialize(m.ID, m.Params)
+		return
+	}
+	if !s.phaseIs(phaseInitialized) && !s.phaseIs(phaseReady) {
+		s.replyError(m.ID, errNotInitialized())
+		return
+	}
+	meth, ok := s.hub.methods[m.Method]
+	if !ok || !s.hub.opt.Level.Allows(m.Method) {
+		s.replyError(m.ID, errMethodNotFound(m.Method))
+		return
+	}
+	p, _ := s.who()
+	if !p.Scope.AtLeast(meth.scope) {
+		s.replyError(m.ID, errForbidden("scope", "%s needs scope %s; this token has %s", m.Method, meth.scope, p.Scope))
+		return
+	}
+	id := m.ID
+	if meth.prepare != nil {
+		serve, err := meth.prepare(s, m.Params)
+		if err != nil {
+			s.replyError(id, err)
+			return
+		}
+		go s.answer(id, func() (any, *jsonrpc.Error) { return serve(s.ctx) })
+		return
+	}
+	go s.answer(id, func() (any, *jsonrpc.Error) { return meth.serve(s, s.ctx, m.Params) })
+}
+
+func (s *session) answer(id json.RawMessage, serve func() (any, *jsonrpc.Error)) {
+	res, err := serve()
+	if err != nil {
+		s.replyError(id, err)
+		return
+	}
+	s.replyResult(id, res)
+}
+
+// decodeParams decodes params strictly: a field the method does not know
+// is an error (a misspelt "timeoutMS" must not be ignored silently on a
+// gateway that moves things). Missing params mean {}.
+func decodeParams(params json.RawMessage, v any) *jsonrpc.Error {
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	dec := json.NewDecoder(bytes.NewReader(params))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return paramsError(err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errInvalidParams("bad_params", "params: trailing data")
+	}
+	return nil
+}
+
+func paramsError(err error) *jsonrpc.Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		return newError(openhal.CodeInvalidParams, "wrong_type",
+			"params."+te.Field+": want "+te.Type.String()+", got "+te.Value, data{"param": te.Field})
+	}
+	msg := err.Error()
+	if name, ok := bytes.CutPrefix([]byte(msg), []byte("json: unknown field ")); ok {
+		return newError(openhal.CodeInvalidParams, "unknown_param", "params: unknown field "+string(name), data{"param": string(bytes.Trim(name, `"`))})
+	}
+	return errInvalidParams("bad_params", "params: %s", msg)
+}

@@ -1,0 +1,49 @@
+package halhub
+
+import (
+	"fmt"
+
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+// data is an error's data object; reason is always there (spec §1).
+type data map[string]any
+
+// newError builds an error answer with data.reason and any extra data
+// fields.
+func newError(code int64, reason, msg string, extra data) *jsonrpc.Error {
+	d := data{"reason": reason}
+	for k, v := range extra {
+		d[k] = v
+	}
+	return &jsonrpc.Error{Code: code, Message: msg, Data: d}
+}
+
+func errorf(code int64, reason, format string, args ...any) *jsonrpc.Error {
+	return newError(code, reason, fmt.Sprintf(format, args...), nil)
+}
+
+func errNotInitialized() *jsonrpc.Error {
+	return errorf(openhal.CodeNotInitialized, "not_initialized", "send hal/initialize first")
+}
+
+func errMethodNotFound(method string) *jsonrpc.Error {
+	return errorf(openhal.CodeMethodNotFound, "method_not_found", "method %q not found", method)
+}
+
+func errForbidden(reason, format string, args ...any) *jsonrpc.Error {
+	return errorf(openhal.CodeForbidden, reason, format, args...)
+}
+
+func errInvalidParams(reason, format string, args ...any) *jsonrpc.Error {
+	return errorf(openhal.CodeInvalidParams, reason, format, args...)
+}
+
+func errDeviceNotFound(id string) *jsonrpc.Error {
+	return newError(openhal.CodeDeviceNotFound, "device_not_found", fmt.Sprintf("no device %q", id), data{"device": id})
+}
+
+func errInternal(err error) *jsonrpc.Error {
+	return errorf(openhal.CodeInternalError, "internal", "internal error: %v", err)
+}

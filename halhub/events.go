@@ -1,0 +1,48 @@
+package halhub
+
+import (
+	"gateway/device"
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+// onEvent turns one registry event into a notification, encoded once, and
+// queues it on every connection that may see it. It runs under the
+// registry's lock (events arrive in seq order), so it only queues.
+func (h *Hub) onEvent(e device.Event) {
+	method, params := notificationOf(e)
+	msg, err := jsonrpc.AppendNotification(nil, method, params)
+	if err != nil {
+		h.log.Error("encode notification", "method", method, "device", e.Device, "err", err)
+		return
+	}
+	h.stats.events.Add(1)
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for s := range h.sessions {
+		if !s.ready() {
+			continue // seed 3.1.1, 4: nothing before hal/initialized
+		}
+		if _, entry := s.who(); !entry.Visible(e.Device) {
+			continue
+		}
+		if e.Kind == device.EventValue {
+			s.q.pushValue(e.Device, msg)
+		} else {
+			s.notify(msg)
+		}
+	}
+}
+
+func notificationOf(e device.Event) (string, any) {
+	switch e.Kind {
+	case device.EventValue:
+		return openhal.NotifyValue, openhal.ValueResult{Device: e.Device, Value: e.Value, TS: e.TS, Seq: e.Seq}
+	case device.EventState:
+		return openhal.NotifyDeviceState, openhal.DeviceStateParams{Device: e.Device, State: e.State, Fault: e.Fault}
+	case device.EventAdded:
+		return openhal.NotifyDeviceAdded, openhal.DeviceAddedParams{Device: e.Descriptor}
+	default:
+		return openhal.NotifyDeviceRemoved, openhal.DeviceRemovedParams{Device: e.Device, Reason: e.Reason}
+	}
+}

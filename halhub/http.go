@@ -1,0 +1,110 @@
+package halhub
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"gateway/openhal"
+)
+
+// HTTPOptions configure the HTTP listener's extra endpoints.
+type HTTPOptions struct {
+	MetricsPublic bool // serve /metrics without a token
+	// Probes are the parts /healthz checks, by name: each returns nil
+	// when its part makes progress. The Hub adds its own ("hub").
+	Probes map[string]func(context.Context) error
+}
+
+// healthDeadline is how long a part may take to show progress (spec §2).
+const healthDeadline = 5 * time.Second
+
+// Handler serves GET /hal (WebSocket), /healthz and /metrics.
+func (h *Hub) Handler(opt HTTPOptions) http.Handler {
+	probes := map[string]func(context.Context) error{"hub": h.Probe}
+	for k, v := range opt.Probes {
+		probes[k] = v
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /hal", h.serveWebSocket)
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), healthDeadline)
+		defer cancel()
+		if stuck := checkProbes(ctx, probes); len(stuck) > 0 {
+			http.Error(w, "stuck: "+strings.Join(stuck, ", "), http.StatusServiceUnavailable)
+			return
+		}
+		fmt.Fprintln(w, "ok")
+	})
+	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		if !opt.MetricsPublic {
+			if _, ok := h.tokens.Load().Lookup(bearerToken(r)); !ok {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="gateway"`)
+				http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+		h.writeMetrics(w)
+	})
+	return mux
+}
+
+// checkProbes runs every probe at once and returns, sorted, the names of
+// those that did not answer nil before ctx ended.
+func checkProbes(ctx context.Context, probes map[string]func(context.Context) error) []string {
+	var mu sync.Mutex
+	healthy := map[string]bool{}
+	var wg sync.WaitGroup
+	for name, p := range probes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p(ctx) == nil {
+				mu.Lock()
+				healthy[name] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait() // each probe returns by ctx's deadline
+	mu.Lock()
+	defer mu.Unlock()
+	var stuck []string
+	for name := range probes {
+		if !healthy[name] {
+			stuck = append(stuck, name)
+		}
+	}
+	sort.Strings(stuck)
+	return stuck
+}
+
+// Probe shows that the Hub's event path makes progress: the registry's
+// lock and the Hub's own can be taken. A subscriber wedged while fanning
+// out an event holds them, and the probe then times out.
+func (h *Hub) Probe(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() {
+		h.reg.Seq()
+		h.mu.Lock()
+		h.mu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("hub event path: %w", ctx.Err())
+	}
+}
+
+// isAdminToken reports whether tok is a known admin token.
+func (h *Hub) isAdminToken(tok string) bool {
+	e, ok := h.tokens.Load().Lookup(tok)
+	return ok && e.Scope == openhal.ScopeAdmin
+}

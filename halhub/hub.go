@@ -1,0 +1,186 @@
+// Package halhub is the OpenHAL Hub: it serves the devices of a
+// device.Registry to clients over WebSocket, TCP and Unix sockets
+// (openhal-0.1.md), checking each request against the client's token,
+// scope and the Hub's conformance level.
+//
+// The Hub owns no device: devices belong to the registry, and a client that
+// disconnects changes none of them (seed 3.1.4).
+package halhub
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gateway/device"
+	"gateway/halhub/token"
+	"gateway/openhal"
+)
+
+// Limits bound what one client can make the Hub hold (spec §2).
+type Limits struct {
+	MaxMessageBytes int           // largest message; more closes the connection
+	MaxInFlight     int           // requests in flight per connection; more get BUSY
+	MaxConnections  int           // connections for any token
+	AdminReserve    int           // further connections kept for admin tokens
+	InitTimeout     time.Duration // time to complete hal/initialize
+	QueueLength     int           // waiting notifications (other than values) per connection
+	WriteTimeout    time.Duration // default deadline of a write at the device
+	ReadTimeout     time.Duration // deadline of a fresh measurement
+}
+
+// DefaultLimits are the spec's limits.
+func DefaultLimits() Limits {
+	return Limits{
+		MaxMessageBytes: 256 << 10,
+		MaxInFlight:     32,
+		MaxConnections:  64,
+		AdminReserve:    4,
+		InitTimeout:     10 * time.Second,
+		QueueLength:     1024,
+		WriteTimeout:    5 * time.Second,
+		ReadTimeout:     5 * time.Second,
+	}
+}
+
+// Options configure a Hub.
+type Options struct {
+	Level   openhal.Level // conformance level; "" means full
+	Limits  Limits
+	Version string // the gateway's version, in hubInfo
+	// SimInputs lets admins write the inputs of a simulated board (the sim
+	// board plays the outside world); on real boards inputs are read-only.
+	SimInputs bool
+	Logger    *slog.Logger
+	Now       func() time.Time // nil: time.Now
+}
+
+// Hub serves one registry.
+type Hub struct {
+	opt    Options
+	reg    *device.Registry
+	log    *slog.Logger
+	now    func() time.Time
+	bootID string
+
+	tokens atomic.Pointer[token.Table]
+	auth   *authLimiter
+	order  *writeOrder
+	stats  stats
+
+	methods map[string]method
+
+	mu       sync.RWMutex
+	sessions map[*session]struct{}
+	unsub    func()
+}
+
+// New returns a Hub over reg. Call SetTokens before serving, and Close when
+// done.
+func New(reg *device.Registry, opt Options) *Hub {
+	if opt.Level == "" {
+		opt.Level = openhal.LevelFull
+	}
+	if opt.Limits == (Limits{}) {
+		opt.Limits = DefaultLimits()
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	h := &Hub{
+		opt:      opt,
+		reg:      reg,
+		log:      opt.Logger,
+		now:      opt.Now,
+		bootID:   newBootID(),
+		auth:     newAuthLimiter(5, time.Minute, opt.Now),
+		order:    newWriteOrder(),
+		sessions: map[*session]struct{}{},
+		methods:  methods(),
+	}
+	h.unsub = reg.Subscribe(h.onEvent)
+	return h
+}
+
+// BootID is this run's random id, sent in every hal/initialize answer so
+// that a client tells a restart from a gap in seq.
+func (h *Hub) BootID() string { return h.bootID }
+
+// SetTokens replaces the token table and closes the connections whose
+// token is no longer in it (revoked).
+func (h *Hub) SetTokens(t *token.Table) {
+	h.tokens.Store(t)
+	h.mu.RLock()
+	var revoked []*session
+	for s := range h.sessions {
+		if tok, ok := s.tokenInUse(); ok {
+			if _, still := t.Lookup(tok); !still {
+				revoked = append(revoked, s)
+			}
+		}
+	}
+	h.mu.RUnlock()
+	for _, s := range revoked {
+		h.log.Info("closing connection of a revoked token", "remote", s.tr.remote(), "principal", s.principalName())
+		s.close("token revoked")
+	}
+}
+
+// Close ends every connection and stops listening to the registry.
+func (h *Hub) Close() {
+	h.unsub()
+	h.mu.RLock()
+	all := make([]*session, 0, len(h.sessions))
+	for s := range h.sessions {
+		all = append(all, s)
+	}
+	h.mu.RUnlock()
+	for _, s := range all {
+		s.close("hub closing")
+	}
+}
+
+// admit decides at accept whether one more connection may open. Past
+// MaxConnections the connection is admitted only to the admin reserve: it
+// must turn out to be an admin's, so that a flood of agents never locks an
+// operator out of hal/stop.
+func (h *Hub) admit(s *session) (ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := len(h.sessions)
+	lim := h.opt.Limits
+	if n >= lim.MaxConnections+lim.AdminReserve {
+		h.stats.refused.Add(1)
+		return false
+	}
+	s.reserveOnly = n >= lim.MaxConnections
+	h.sessions[s] = struct{}{}
+	return true
+}
+
+func (h *Hub) forget(s *session) {
+	h.mu.Lock()
+	delete(h.sessions, s)
+	h.mu.Unlock()
+}
+
+// Connections returns the number of open connections.
+func (h *Hub) Connections() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.sessions)
+}
+
+func newBootID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic("crypto/rand failed: " + err.Error()) // never happens on Linux ≥ 3.17
+	}
+	return hex.EncodeToString(b[:])
+}

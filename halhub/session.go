@@ -1,0 +1,214 @@
+package halhub
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gateway/halhub/token"
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+// transport is one client connection, whatever carries it.
+type transport interface {
+	// read returns the next message. It returns errTooLarge for a message
+	// over the limit, after which the connection ends.
+	read(ctx context.Context) ([]byte, error)
+	// write writes messages in order.
+	write(ctx context.Context, msgs [][]byte) error
+	// close ends the connection; a blocked read or write returns.
+	close() error
+	// remote is the peer's address, without port where it has one: the key
+	// of the UNAUTHORIZED rate limit.
+	remote() string
+}
+
+var errTooLarge = errors.New("message too large")
+
+// Session phases (seed 3.1.1).
+const (
+	phaseNew         = iota // waiting for hal/initialize
+	phaseInitialized        // answered hal/initialize; no notifications yet
+	phaseReady              // got hal/initialized; notifications flow
+)
+
+// session is one client connection.
+type session struct {
+	hub         *Hub
+	tr          transport
+	bearer      string // token from the transport (WebSocket header)
+	q           *outQueue
+	inflight    atomic.Int32
+	reserveOnly bool // admitted past MaxConnections: must be an admin's
+
+	// ctx ends when the connection does: it cancels reads in flight, never
+	// writes (a disconnect changes no device, seed 3.1.4).
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{} // closed by close
+
+	mu        sync.Mutex
+	phase     int
+	failures  int
+	token     string
+	entry     token.Entry
+	principal openhal.Principal
+	closeOnce sync.Once
+}
+
+func newSession(h *Hub, tr transport, bearer string) *session {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &session{
+		hub: h, tr: tr, bearer: bearer,
+		q:   newOutQueue(h.opt.Limits.QueueLength),
+		ctx: ctx, cancel: cancel, done: make(chan struct{}),
+	}
+}
+
+// serve runs a connection to its end. The caller has admitted it.
+func (s *session) serve() {
+	h := s.hub
+	defer h.forget(s)
+	h.stats.connections.Add(1)
+	writerDone := make(chan struct{})
+	go func() { defer close(writerDone); s.writeLoop() }()
+	initTimer := time.AfterFunc(h.opt.Limits.InitTimeout, func() {
+		if s.phaseIs(phaseNew) {
+			s.close("hal/initialize not completed in time")
+		}
+	})
+	defer initTimer.Stop()
+	s.readLoop()
+	s.close("connection ended")
+	<-writerDone
+}
+
+func (s *session) readLoop() {
+	for {
+		msg, err := s.tr.read(s.ctx)
+		if errors.Is(err, errTooLarge) {
+			e := errorf(jsonrpc.CodeInvalidRequest, "too_large", "message larger than %d bytes", s.hub.opt.Limits.MaxMessageBytes)
+			s.sendThenClose(jsonrpc.AppendError(nil, nil, e), "message too large")
+			return
+		}
+		if err != nil {
+			return
+		}
+		s.hub.stats.messagesIn.Add(1)
+		s.handle(msg)
+	}
+}
+
+// writeLoop writes whatever waits in the queue, in batches, until the
+// connection closes.
+func (s *session) writeLoop() {
+	var batch [][]byte
+	var written []func()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-s.q.ready:
+		}
+		batch, written = s.q.take(batch[:0], written[:0])
+		if len(batch) == 0 {
+			continue
+		}
+		if err := s.tr.write(s.ctx, batch); err != nil {
+			s.close("write failed")
+			return
+		}
+		for _, f := range written {
+			f()
+		}
+		clear(batch) // let the messages be collected
+	}
+}
+
+// close ends the connection once; reads in flight are cancelled.
+func (s *session) close(reason string) {
+	s.closeOnce.Do(func() {
+		s.hub.log.Debug("connection closed", "remote", s.tr.remote(), "principal", s.principalName(), "reason", reason)
+		s.cancel()
+		close(s.done)
+		s.q.close()
+		s.tr.close()
+	})
+}
+
+// sendThenClose writes one last message and closes. A client that does not
+// read gets closed anyway after a second.
+func (s *session) sendThenClose(msg []byte, reason string) {
+	t := time.AfterFunc(time.Second, func() { s.close(reason) })
+	s.q.push(msg, func() { t.Stop(); s.close(reason) })
+}
+
+// reply queues a request's answer; the request stops being in flight once
+// it is written.
+func (s *session) reply(msg []byte) {
+	s.q.push(msg, s.release)
+}
+
+func (s *session) replyResult(id []byte, result any) {
+	msg, err := jsonrpc.AppendResult(nil, id, result)
+	if err != nil {
+		s.hub.log.Error("encode result", "err", err)
+		msg = jsonrpc.AppendError(nil, id, errInternal(err))
+	}
+	s.reply(msg)
+}
+
+func (s *session) replyError(id []byte, e *jsonrpc.Error) {
+	s.hub.stats.errors.Add(1)
+	s.reply(jsonrpc.AppendError(nil, id, e))
+}
+
+// notify queues a notification. A full queue closes the connection: a
+// notification other than a value is never dropped (spec §8).
+func (s *session) notify(msg []byte) {
+	if !s.q.push(msg, nil) {
+		s.hub.stats.overflows.Add(1)
+		s.close("notification queue full (client not reading)")
+	}
+}
+
+func (s *session) acquire() bool {
+	if s.inflight.Add(1) > int32(s.hub.opt.Limits.MaxInFlight) {
+		s.inflight.Add(-1)
+		return false
+	}
+	return true
+}
+
+func (s *session) release() { s.inflight.Add(-1) }
+
+func (s *session) phaseIs(p int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.phase == p
+}
+
+func (s *session) ready() bool { return s.phaseIs(phaseReady) }
+
+// tokenInUse returns the token the session authenticated with.
+func (s *session) tokenInUse() (string, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.token, s.phase != phaseNew
+}
+
+func (s *session) principalName() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.principal.Name
+}
+
+// who returns the session's principal and token entry (after initialize).
+func (s *session) who() (openhal.Principal, token.Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.principal, s.entry
+}

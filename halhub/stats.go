@@ -1,0 +1,40 @@
+package halhub
+
+import (
+	"fmt"
+	"io"
+	"sync/atomic"
+)
+
+// stats are the Hub's counters for /metrics.
+type stats struct {
+	connections  atomic.Uint64 // accepted and admitted
+	refused      atomic.Uint64 // refused at accept: too many connections
+	messagesIn   atomic.Uint64
+	requests     atomic.Uint64
+	errors       atomic.Uint64 // error answers
+	unauthorized atomic.Uint64
+	events       atomic.Uint64 // notifications fanned out
+	overflows    atomic.Uint64 // connections closed for a full queue
+}
+
+// writeMetrics writes the Hub's figures in the Prometheus text format.
+func (h *Hub) writeMetrics(w io.Writer) {
+	counter := func(name, help string, v uint64) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s counter\n%s %d\n", name, help, name, name, v)
+	}
+	gauge := func(name, help string, v int) {
+		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s gauge\n%s %d\n", name, help, name, name, v)
+	}
+	gauge("gateway_hal_connections", "Open HAL connections.", h.Connections())
+	gauge("gateway_devices", "Registered devices.", len(h.reg.List()))
+	counter("gateway_hal_connections_total", "HAL connections admitted.", h.stats.connections.Load())
+	counter("gateway_hal_connections_refused_total", "HAL connections refused at accept (limits).", h.stats.refused.Load())
+	counter("gateway_hal_messages_received_total", "HAL messages received.", h.stats.messagesIn.Load())
+	counter("gateway_hal_requests_total", "HAL requests received.", h.stats.requests.Load())
+	counter("gateway_hal_errors_total", "HAL error answers.", h.stats.errors.Load())
+	counter("gateway_hal_unauthorized_total", "UNAUTHORIZED answers.", h.stats.unauthorized.Load())
+	counter("gateway_hal_events_total", "Device events sent to clients.", h.stats.events.Load())
+	counter("gateway_hal_queue_overflows_total", "Connections closed because their notification queue was full.", h.stats.overflows.Load())
+	counter("gateway_hal_seq", "Hub-wide value seq of this boot.", h.reg.Seq())
+}

@@ -1,0 +1,58 @@
+package token
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+)
+
+// Table is the token file as the running Hub holds it for lookups. It is
+// immutable, so a Hub swaps a whole Table when the file changes and
+// lookups need no lock. A nil Table knows no token.
+type Table struct {
+	entries []tableEntry
+}
+
+type tableEntry struct {
+	Entry
+	hash [sha256.Size]byte
+}
+
+// newTable builds a table from a file that decode has checked.
+func newTable(f *file) *Table {
+	t := &Table{entries: make([]tableEntry, 0, len(f.Tokens))}
+	for _, r := range f.Tokens {
+		te := tableEntry{Entry: r.Entry.clone()}
+		hex.Decode(te.hash[:], []byte(r.Hash)) // checked by decode
+		t.entries = append(t.entries, te)
+	}
+	return t
+}
+
+// Lookup returns the entry token stands for. Every stored hash is
+// compared, in constant time, so that how long a lookup takes tells
+// nothing of which entry, if any, came close.
+func (t *Table) Lookup(token string) (Entry, bool) {
+	if t == nil {
+		return Entry{}, false
+	}
+	h := hash(token)
+	found := -1
+	for i := range t.entries {
+		if subtle.ConstantTimeCompare(h[:], t.entries[i].hash[:]) == 1 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return Entry{}, false
+	}
+	return t.entries[found].Entry.clone(), true
+}
+
+// Len is the number of tokens.
+func (t *Table) Len() int {
+	if t == nil {
+		return 0
+	}
+	return len(t.entries)
+}

@@ -1,0 +1,157 @@
+package halhub
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"gateway/device"
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+// maxTimeoutMs bounds a client's timeoutMs: a write may wait for an
+// instrument, not hold a device for ever.
+const maxTimeoutMs = 60_000
+
+// replyTimeout is the default wait for an instrument's answer (spec §6).
+const replyTimeout = time.Second
+
+// writeAttempt is one hal/write on its way to the device.
+type writeAttempt struct {
+	s         *session
+	f         found
+	principal openhal.Principal
+	value     any
+	reason    string
+	reply     bool
+	timeout   time.Duration
+}
+
+// simInput is a device of a simulated board that plays the outside world:
+// an admin may write it although it is an input.
+type simInput interface{ SimulatedInput() bool }
+
+// prepareWrite runs the checks of spec §6 that need no turn at the device,
+// in the spec's order: (scope, checked by the dispatcher) → params →
+// device → writable → schema. It then takes the write's turn at the
+// device, so that writes are applied in the order they arrived.
+func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (any, *jsonrpc.Error), *jsonrpc.Error) {
+	var p openhal.WriteParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Device == "" {
+		return nil, errInvalidParams("missing_param", "params.device is required")
+	}
+	if len(p.Value) == 0 {
+		return nil, errInvalidParams("missing_param", "params.value is required")
+	}
+	if p.TimeoutMs != nil && (*p.TimeoutMs <= 0 || *p.TimeoutMs > maxTimeoutMs) {
+		return nil, errInvalidParams("out_of_range", "params.timeoutMs must be between 1 and %d", maxTimeoutMs)
+	}
+	f, err := s.lookup(p.Device)
+	if err != nil {
+		return nil, err
+	}
+	principal, _ := s.who()
+	if err := s.hub.writable(f, principal); err != nil {
+		return nil, err
+	}
+	var v any
+	if err := json.Unmarshal(p.Value, &v); err != nil {
+		return nil, errInvalidParams("bad_value", "params.value: %v", err)
+	}
+	if err := f.desc.Schema.Validate(v); err != nil {
+		return nil, valueError(f.id, err)
+	}
+	if p.Reply && f.desc.Kind != device.KindSerial {
+		return nil, errInvalidParams("reply_unsupported", "params.reply is for serial devices; %s is %s", f.id, f.desc.Kind)
+	}
+	w := &writeAttempt{s: s, f: f, principal: principal, value: v, reason: p.Reason, reply: p.Reply, timeout: s.hub.writeTimeout(p)}
+	t := s.hub.order.enter(f.id)
+	return func(context.Context) (any, *jsonrpc.Error) { return s.hub.write(w, t) }, nil
+}
+
+// writable decides NOT_SUPPORTED: the device takes writes, or it is a
+// simulated input and the principal an admin playing the outside world.
+func (h *Hub) writable(f found, p openhal.Principal) *jsonrpc.Error {
+	_, isWriter := f.dev.(device.Writer)
+	if isWriter && f.desc.Access.CanWrite() {
+		return nil
+	}
+	if si, ok := f.dev.(simInput); ok && isWriter && h.opt.SimInputs && si.SimulatedInput() {
+		if p.Scope == openhal.ScopeAdmin {
+			return nil
+		}
+		return errForbidden("sim_input", "only an admin may play the outside world on %s", f.id)
+	}
+	return newError(openhal.CodeNotSupported, "read_only", "device "+f.id+" is read-only", data{"device": f.id})
+}
+
+func (h *Hub) writeTimeout(p openhal.WriteParams) time.Duration {
+	switch {
+	case p.TimeoutMs != nil:
+		return time.Duration(*p.TimeoutMs) * time.Millisecond
+	case p.Reply:
+		return replyTimeout
+	}
+	return h.opt.Limits.WriteTimeout
+}
+
+func valueError(id string, err error) *jsonrpc.Error {
+	reason := "bad_value"
+	var ve *device.ValueError
+	if errors.As(err, &ve) {
+		reason = ve.Reason
+	}
+	return newError(openhal.CodeInvalidParams, reason, "value for "+id+": "+err.Error(), data{"device": id})
+}
+
+// write waits for the attempt's turn and applies it. The deadline is the
+// write's own: a client that goes away does not cancel a write that may
+// already be at the hardware (seed 3.1.4).
+func (h *Hub) write(w *writeAttempt, t *turn) (any, *jsonrpc.Error) {
+	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
+	defer cancel()
+	if err := t.wait(ctx); err != nil {
+		return nil, newError(openhal.CodeTimeout, "device_busy", "earlier writes to "+w.f.id+" did not finish in time", data{"device": w.f.id})
+	}
+	defer t.leave()
+	// The safety model (emergency stop, rules, risk and confirmations)
+	// checks the attempt here, holding the device's turn, before apply.
+	return h.apply(ctx, w)
+}
+
+// apply hands the value to the device and publishes the outcome.
+func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error) {
+	f := w.f
+	res, err := f.dev.(device.Writer).Write(ctx, device.WriteRequest{Value: w.value, Reply: w.reply})
+	if err != nil && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil) {
+		h.reg.SetState(f.id, device.StateFault, "write timed out: outcome unknown")
+		return nil, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time; its state is unknown", data{"device": f.id})
+	}
+	h.noteOutcome(f, err)
+	if err != nil {
+		return nil, newError(openhal.CodeDeviceFault, "device_error", "write "+f.id+": "+err.Error(), data{"device": f.id, "detail": err.Error()})
+	}
+	out := openhal.WriteResult{Status: openhal.StatusApplied, Device: f.id, Value: w.value}
+	if res.Keep {
+		snap, _ := h.reg.Value(f.id)
+		out.TS, out.Seq = snap.TS, snap.Seq
+		if out.TS.IsZero() {
+			out.TS = h.now().UTC()
+		}
+	} else {
+		snap, ok := h.reg.Publish(f.id, w.value, time.Time{})
+		if !ok {
+			return nil, errDeviceNotFound(f.id)
+		}
+		out.TS, out.Seq = snap.TS, snap.Seq
+	}
+	if res.Reply != nil {
+		out.Reply = res.Reply.Value
+	}
+	return out, nil
+}

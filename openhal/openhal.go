@@ -1,0 +1,169 @@
+// Package openhal holds the wire vocabulary of the OpenHAL protocol v0.1:
+// method and notification names, error codes and reasons, scopes,
+// conformance levels and the shapes of params and results. Both the Hub
+// (package halhub) and its clients (package halclient) speak it.
+package openhal
+
+import (
+	"encoding/json"
+	"time"
+
+	"gateway/device"
+)
+
+// Version is the one protocol version this Hub speaks.
+const Version = "0.1"
+
+// Methods, by conformance level (spec §5).
+const (
+	MethodInitialize          = "hal/initialize"
+	MethodPing                = "hal/ping"
+	MethodDevicesList         = "hal/devices/list"
+	MethodDevicesGet          = "hal/devices/get"
+	MethodRead                = "hal/read"
+	MethodConfirmationsList   = "hal/confirmations/list"
+	MethodWrite               = "hal/write"
+	MethodStop                = "hal/stop"
+	MethodResume              = "hal/resume"
+	MethodConfirmationApprove = "hal/confirmations/approve"
+	MethodConfirmationReject  = "hal/confirmations/reject"
+	MethodConfirmationCancel  = "hal/confirmations/cancel"
+	MethodAuditList           = "hal/audit/list"
+)
+
+// Notifications from Client to Hub.
+const (
+	NotifyInitialized = "hal/initialized"
+	NotifyShutdown    = "hal/shutdown"
+)
+
+// Notifications from Hub to Client (spec §8).
+const (
+	NotifyValue                 = "hal/value"
+	NotifyDeviceState           = "hal/deviceState"
+	NotifyBlocked               = "hal/blocked"
+	NotifyStopped               = "hal/stopped"
+	NotifyResumed               = "hal/resumed"
+	NotifyDeviceAdded           = "hal/deviceAdded"
+	NotifyDeviceRemoved         = "hal/deviceRemoved"
+	NotifyConfirmationRequested = "hal/confirmationRequested"
+	NotifyConfirmationResolved  = "hal/confirmationResolved"
+)
+
+// InitializeParams are the params of hal/initialize.
+type InitializeParams struct {
+	ProtocolVersion *string     `json:"protocolVersion"`
+	ClientInfo      *ClientInfo `json:"clientInfo"`
+	Token           *string     `json:"token,omitempty"`
+}
+
+// ClientInfo names the client.
+type ClientInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// HubInfo names the hub.
+type HubInfo struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+// Principal is who a token speaks for (spec §4).
+type Principal struct {
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+	Scope Scope  `json:"scope,omitempty"`
+}
+
+// Capabilities lists what the Hub sends.
+type Capabilities struct {
+	Notifications []string `json:"notifications"`
+}
+
+// InitializeResult is the answer to hal/initialize: the seed's shape plus
+// bootId.
+type InitializeResult struct {
+	ProtocolVersion string       `json:"protocolVersion"`
+	HubInfo         HubInfo      `json:"hubInfo"`
+	Conformance     Level        `json:"conformance"`
+	Principal       Principal    `json:"principal"`
+	Capabilities    Capabilities `json:"capabilities"`
+	BootID          string       `json:"bootId"`
+}
+
+// DevicesListParams filter hal/devices/list.
+type DevicesListParams struct {
+	Tags []string `json:"tags,omitempty"`
+	Kind string   `json:"kind,omitempty"`
+}
+
+// DevicesListResult is the answer to hal/devices/list.
+type DevicesListResult struct {
+	Devices []device.Descriptor `json:"devices"`
+}
+
+// DeviceParams name one device (hal/devices/get).
+type DeviceParams struct {
+	Device string `json:"device"`
+}
+
+// ReadParams are the params of hal/read.
+type ReadParams struct {
+	Device   string `json:"device"`
+	MaxAgeMs *int64 `json:"maxAgeMs,omitempty"`
+}
+
+// ValueResult is the answer to hal/read and the params of hal/value.
+type ValueResult struct {
+	Device string    `json:"device"`
+	Value  any       `json:"value"`
+	TS     time.Time `json:"ts"`
+	Seq    uint64    `json:"seq"`
+}
+
+// WriteParams are the params of hal/write.
+type WriteParams struct {
+	Device    string          `json:"device"`
+	Value     json.RawMessage `json:"value"`
+	Reason    string          `json:"reason,omitempty"`
+	Reply     bool            `json:"reply,omitempty"`
+	TimeoutMs *int64          `json:"timeoutMs,omitempty"`
+}
+
+// Write statuses.
+const (
+	StatusApplied = "applied"
+	StatusPending = "pending"
+)
+
+// WriteResult is the answer to an applied hal/write.
+type WriteResult struct {
+	Status string    `json:"status"`
+	Device string    `json:"device"`
+	Value  any       `json:"value"`
+	TS     time.Time `json:"ts"`
+	Seq    uint64    `json:"seq"`
+	Reply  any       `json:"reply,omitempty"`
+}
+
+// DeviceStateParams are the params of hal/deviceState.
+type DeviceStateParams struct {
+	Device string       `json:"device"`
+	State  device.State `json:"state"`
+	Fault  string       `json:"fault,omitempty"`
+}
+
+// DeviceAddedParams are the params of hal/deviceAdded.
+type DeviceAddedParams struct {
+	Device device.Descriptor `json:"device"`
+}
+
+// DeviceRemovedParams are the params of hal/deviceRemoved.
+type DeviceRemovedParams struct {
+	Device string `json:"device"`
+	Reason string `json:"reason"`
+}
+
+// TimeFormat is how every ts is written: RFC 3339, UTC, nanoseconds.
+const TimeFormat = time.RFC3339Nano
