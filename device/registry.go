@@ -73,6 +73,9 @@ func NewRegistry(now func() time.Time) *Registry {
 	return &Registry{now: now, devices: map[string]*entry{}, subs: map[int]func(Event){}}
 }
 
+// Now is the registry's clock, against which a Snapshot's At is measured.
+func (r *Registry) Now() time.Time { return r.now() }
+
 // Subscribe calls fn for every event from now on. The returned function
 // ends the subscription.
 func (r *Registry) Subscribe(fn func(Event)) (cancel func()) {

@@ -111,7 +111,7 @@ func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *j
 	h := s.hub
 	snap, cached := h.reg.Value(f.id)
 	reader, canMeasure := f.dev.(device.Reader)
-	fresh := cached && p.MaxAgeMs != nil && h.now().Sub(snap.At) <= time.Duration(*p.MaxAgeMs)*time.Millisecond
+	fresh := cached && p.MaxAgeMs != nil && h.reg.Now().Sub(snap.At) <= time.Duration(*p.MaxAgeMs)*time.Millisecond
 	if canMeasure && !fresh {
 		var rerr *jsonrpc.Error
 		if snap, rerr = h.measure(ctx, f, reader); rerr != nil {

@@ -1,11 +1,13 @@
 package halhub
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
 
 	"gateway/jsonrpc"
 	"gateway/openhal"
@@ -43,7 +45,7 @@ func (s *session) handle(raw []byte) {
 	m, perr := jsonrpc.DecodeHAL(raw)
 	if perr != nil {
 		s.hub.stats.errors.Add(1)
-		s.notify(jsonrpc.AppendError(nil, nil, perr)) // bounded like a notification
+		s.notify(jsonrpc.AppendError(nil, m.ID, perr)) // bounded like a notification
 		return
 	}
 	switch {
@@ -114,33 +116,74 @@ func (s *session) answer(id json.RawMessage, serve func() (any, *jsonrpc.Error))
 	s.replyResult(id, res)
 }
 
-// decodeParams decodes params strictly: a field the method does not know
-// is an error (a misspelt "timeoutMS" must not be ignored silently on a
-// gateway that moves things). Missing params mean {}.
+// decodeParams decodes params strictly: a param the method does not know
+// is an error, and names must match exactly (encoding/json alone would
+// take "timeoutMS" for timeoutMs, or ignore "timeout"): a misspelt param
+// must never be ignored silently on a gateway that moves things. Missing
+// params mean {}.
 func decodeParams(params json.RawMessage, v any) *jsonrpc.Error {
 	if len(params) == 0 {
-		params = json.RawMessage("{}")
+		return nil
 	}
-	dec := json.NewDecoder(bytes.NewReader(params))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(params, &keys); err != nil {
+		return errInvalidParams("bad_params", "params: %v", err)
+	}
+	known := paramNames(reflect.TypeOf(v).Elem())
+	for k := range keys {
+		if !known[k] {
+			return newError(openhal.CodeInvalidParams, "unknown_param", fmt.Sprintf("params: unknown param %q", k), data{"param": k})
+		}
+	}
+	if err := json.Unmarshal(params, v); err != nil {
 		return paramsError(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return errInvalidParams("bad_params", "params: trailing data")
 	}
 	return nil
 }
+
+// paramNames returns the JSON names of a params struct's fields, cached
+// per type.
+func paramNames(t reflect.Type) map[string]bool {
+	if m, ok := paramNameCache.Load(t); ok {
+		return m.(map[string]bool)
+	}
+	m := map[string]bool{}
+	for i := 0; i < t.NumField(); i++ {
+		name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		if name != "" && name != "-" {
+			m[name] = true
+		}
+	}
+	paramNameCache.Store(t, m)
+	return m
+}
+
+var paramNameCache sync.Map // reflect.Type → map[string]bool; a pure cache
 
 func paramsError(err error) *jsonrpc.Error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		return newError(openhal.CodeInvalidParams, "wrong_type",
-			"params."+te.Field+": want "+te.Type.String()+", got "+te.Value, data{"param": te.Field})
+			fmt.Sprintf("params.%s: want %s, got %s", te.Field, jsonType(te.Type), te.Value), data{"param": te.Field})
 	}
-	msg := err.Error()
-	if name, ok := bytes.CutPrefix([]byte(msg), []byte("json: unknown field ")); ok {
-		return newError(openhal.CodeInvalidParams, "unknown_param", "params: unknown field "+string(name), data{"param": string(bytes.Trim(name, `"`))})
+	return errInvalidParams("bad_params", "params: %v", err)
+}
+
+// jsonType names a Go type as a client sees it.
+func jsonType(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
+		return "an integer"
+	case reflect.Float64, reflect.Float32:
+		return "a number"
+	case reflect.Slice:
+		return "an array"
+	case reflect.Pointer:
+		return jsonType(t.Elem())
 	}
-	return errInvalidParams("bad_params", "params: %s", msg)
+	return "an object"
 }

@@ -42,7 +42,7 @@ func newTestHub(t *testing.T, configure ...func(*Options)) *testHub {
 	for _, c := range configure {
 		c(&opt)
 	}
-	reg := device.NewRegistry(nil)
+	reg := device.NewRegistry(opt.Now)
 	h := New(reg, opt)
 	th := &testHub{hub: h, reg: reg, store: token.Open(t.TempDir())}
 	th.admin = th.token(t, "root", openhal.ScopeAdmin)
@@ -120,6 +120,9 @@ type client struct {
 	closed chan struct{}
 	nextID atomic.Int64
 	close  func()
+	// pending keeps what arrived while call waited for its answer, so
+	// that a later notification or next still sees it.
+	pending []msg
 }
 
 func (th *testHub) dialTCP(t *testing.T) *client {
@@ -214,6 +217,7 @@ func (c *client) answer(id json.RawMessage) msg {
 			if m.Method == "" && string(m.ID) == string(id) {
 				return m
 			}
+			c.pending = append(c.pending, m)
 		case <-c.closed:
 			c.t.Fatalf("connection closed while waiting for the answer to %s", id)
 		case <-deadline:
@@ -225,6 +229,11 @@ func (c *client) answer(id json.RawMessage) msg {
 // next waits for the next message of any kind.
 func (c *client) next() msg {
 	c.t.Helper()
+	if len(c.pending) > 0 {
+		m := c.pending[0]
+		c.pending = c.pending[1:]
+		return m
+	}
 	select {
 	case m := <-c.in:
 		return m
@@ -239,6 +248,12 @@ func (c *client) next() msg {
 // notification waits for the next notification named method.
 func (c *client) notification(method string) msg {
 	c.t.Helper()
+	for i, m := range c.pending {
+		if m.Method == method {
+			c.pending = append(c.pending[:i], c.pending[i+1:]...)
+			return m
+		}
+	}
 	deadline := time.After(5 * time.Second)
 	for {
 		select {
@@ -258,6 +273,9 @@ func (c *client) notification(method string) msg {
 // asserts an absence, after a round trip has flushed what would come).
 func (c *client) quiet(d time.Duration) {
 	c.t.Helper()
+	if len(c.pending) > 0 {
+		c.t.Fatalf("unexpected message %s", c.pending[0].raw)
+	}
 	select {
 	case m := <-c.in:
 		c.t.Fatalf("unexpected message %s", m.raw)
@@ -373,4 +391,10 @@ func (f *fakeNow) add(d time.Duration) {
 	f.mu.Lock()
 	f.t = f.t.Add(d)
 	f.mu.Unlock()
+}
+
+func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	return ctx, cancel
 }

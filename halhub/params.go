@@ -31,4 +31,3 @@ func joinVersions(vs []string) string {
 	}
 	return out
 }
-

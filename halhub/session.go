@@ -92,6 +92,7 @@ func (s *session) readLoop() {
 		if errors.Is(err, errTooLarge) {
 			e := errorf(jsonrpc.CodeInvalidRequest, "too_large", "message larger than %d bytes", s.hub.opt.Limits.MaxMessageBytes)
 			s.sendThenClose(jsonrpc.AppendError(nil, nil, e), "message too large")
+			<-s.done // serve's close would drop the answer before it is written
 			return
 		}
 		if err != nil {

@@ -76,5 +76,5 @@ func (t *lineTransport) write(_ context.Context, msgs [][]byte) error {
 	return t.bw.Flush()
 }
 
-func (t *lineTransport) close() error  { return t.c.Close() }
+func (t *lineTransport) close() error   { return t.c.Close() }
 func (t *lineTransport) remote() string { return t.addr }

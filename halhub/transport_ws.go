@@ -70,7 +70,7 @@ func (t *wsTransport) write(ctx context.Context, msgs [][]byte) error {
 	return nil
 }
 
-func (t *wsTransport) close() error  { return t.c.CloseNow() }
+func (t *wsTransport) close() error   { return t.c.CloseNow() }
 func (t *wsTransport) remote() string { return t.addr }
 
 // bearerToken returns the token of an "Authorization: Bearer" header.

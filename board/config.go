@@ -1,0 +1,121 @@
+// Package board turns a configuration file into the gateway's settings:
+// which board it drives, where the Hub listens and with which limits, and
+// the sim board's timing. The file is strict YAML: Load and Parse report
+// every unknown field, wrong type and bad value at once, each with its
+// path, so that `gateway check` and `gateway run` refuse a bad file with
+// the whole list of what to fix.
+package board
+
+import (
+	_ "embed"
+	"fmt"
+	"os"
+	"time"
+
+	"gateway/openhal"
+)
+
+// Config is one configuration file. Fields absent from the file keep the
+// values of Default.
+type Config struct {
+	// Board names the hardware profile. Only "sim" runs in this version.
+	Board string `yaml:"board"`
+	// StateDir holds tokens, the audit log and the latched stop. Empty
+	// means the command line's --state-dir or its default.
+	StateDir string    `yaml:"stateDir"`
+	Hub      HubConfig `yaml:"hub"`
+	Sim      SimConfig `yaml:"sim"`
+}
+
+// HubConfig is how the Hub serves clients.
+type HubConfig struct {
+	Conformance openhal.Level `yaml:"conformance"`
+	Listen      ListenConfig  `yaml:"listen"`
+	Limits      Limits        `yaml:"limits"`
+	// MetricsPublic serves GET /metrics without a token.
+	MetricsPublic bool `yaml:"metricsPublic"`
+}
+
+// ListenConfig says where the Hub listens. An empty address disables that
+// transport.
+type ListenConfig struct {
+	HTTP string `yaml:"http"` // host:port of WebSocket, /healthz and /metrics
+	TCP  string `yaml:"tcp"`  // host:port of line-framed JSON-RPC
+	Unix string `yaml:"unix"` // path of a Unix socket, line-framed
+}
+
+// Limits bound what one client can cost the Hub (openhal-0.1 §2).
+type Limits struct {
+	MaxMessageBytes int           `yaml:"maxMessageBytes"`
+	MaxInFlight     int           `yaml:"maxInFlight"`    // requests per connection
+	MaxConnections  int           `yaml:"maxConnections"` // besides AdminReserve
+	AdminReserve    int           `yaml:"adminReserve"`   // connections kept for admin tokens
+	InitTimeout     time.Duration `yaml:"initTimeout"`    // to complete hal/initialize
+	QueueLength     int           `yaml:"queueLength"`    // per-connection queue of non-value notifications
+}
+
+// SimConfig tunes the sim board.
+type SimConfig struct {
+	// MeterInterval is how often sim.meter sends a reading line.
+	MeterInterval time.Duration `yaml:"meterInterval"`
+	// PollInterval is how often sim.temperature is sampled: a change is
+	// published at the first sample past the threshold.
+	PollInterval time.Duration `yaml:"pollInterval"`
+	// TemperatureThreshold, in °C, is how far sim.temperature must move
+	// from the last published value to be published again.
+	TemperatureThreshold float64 `yaml:"temperatureThreshold"`
+}
+
+//go:embed default.yaml
+var defaultYAML []byte
+
+// DefaultYAML returns the text of the embedded default configuration.
+func DefaultYAML() []byte { return append([]byte(nil), defaultYAML...) }
+
+// Default returns the embedded default configuration: the sim board on
+// 127.0.0.1. It is what `gateway run` uses without --config.
+func Default() *Config {
+	c := &Config{}
+	d := newDecoder()
+	if err := d.decode(defaultYAML, c); err != nil {
+		panic(fmt.Sprintf("board: embedded default.yaml: %v", err))
+	}
+	if errs := d.result(nil); len(errs) > 0 {
+		panic(fmt.Sprintf("board: embedded default.yaml: %v", errs))
+	}
+	return c
+}
+
+// Load reads and parses the configuration file at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read configuration: %w", err)
+	}
+	return Parse(data)
+}
+
+// Parse parses a configuration file's text. Settings it leaves out keep
+// their defaults, except board, which a file must name. On a bad file the
+// error is an Errors holding every fault found, in the order of the file.
+func Parse(data []byte) (*Config, error) {
+	c := Default()
+	c.Board = ""
+	d := newDecoder()
+	if err := d.decode(data, c); err != nil {
+		return nil, Errors{{Msg: err.Error()}}
+	}
+	if errs := d.result(c.check()); len(errs) > 0 {
+		return nil, errs
+	}
+	return c, nil
+}
+
+// Validate checks c's values, for a configuration changed after Parse (by
+// command-line flags, for example). It returns nil or an Errors.
+func (c *Config) Validate() error {
+	if errs := c.check(); len(errs) > 0 {
+		return errs
+	}
+	return nil
+}

@@ -1,0 +1,245 @@
+package board
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDefault(t *testing.T) {
+	want := &Config{
+		Board: "sim",
+		Hub: HubConfig{
+			Conformance: "full",
+			Listen:      ListenConfig{HTTP: "127.0.0.1:7750", TCP: "127.0.0.1:7751"},
+			Limits: Limits{
+				MaxMessageBytes: 262144, MaxInFlight: 32, MaxConnections: 64,
+				AdminReserve: 4, InitTimeout: 10 * time.Second, QueueLength: 1024,
+			},
+		},
+		Sim: SimConfig{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
+	}
+	got := Default()
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Default() =\n%+v\nwant\n%+v", got, want)
+	}
+	if err := got.Validate(); err != nil {
+		t.Errorf("Default().Validate() = %v", err)
+	}
+	if c, err := Parse(DefaultYAML()); err != nil || !reflect.DeepEqual(c, want) {
+		t.Errorf("Parse(DefaultYAML()) = %+v, %v", c, err)
+	}
+}
+
+func TestParse(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		edit func(c *Config) // applied to Default() for the wanted result
+	}{
+		{"board only", "board: sim\n", func(c *Config) {}},
+		{"null sections keep defaults", "board: sim\nhub:\nsim:\n", func(c *Config) {}},
+		{"empty string disables", "board: sim\nhub:\n  listen:\n    http: \"\"\n    unix:\n", func(c *Config) { c.Hub.Listen.HTTP = "" }},
+		{"every field", `
+board: sim
+stateDir: /var/lib/gateway
+hub:
+  conformance: control
+  listen: {http: "[::1]:8080", tcp: ":9000", unix: /run/gateway/hal.sock}
+  limits:
+    maxMessageBytes: 0x10000
+    maxInFlight: 8
+    maxConnections: 1_000
+    adminReserve: 0
+    initTimeout: 1m30s
+    queueLength: 16
+  metricsPublic: true
+sim:
+  meterInterval: 250ms
+  pollInterval: 2s
+  temperatureThreshold: 1
+`, func(c *Config) {
+			c.StateDir = "/var/lib/gateway"
+			c.Hub = HubConfig{
+				Conformance: "control",
+				Listen:      ListenConfig{HTTP: "[::1]:8080", TCP: ":9000", Unix: "/run/gateway/hal.sock"},
+				Limits: Limits{MaxMessageBytes: 65536, MaxInFlight: 8, MaxConnections: 1000,
+					AdminReserve: 0, InitTimeout: 90 * time.Second, QueueLength: 16},
+				MetricsPublic: true,
+			}
+			c.Sim = SimConfig{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
+		}},
+		{"anchors and aliases", "board: sim\nsim:\n  meterInterval: &i 3s\n  pollInterval: *i\n", func(c *Config) {
+			c.Sim.MeterInterval, c.Sim.PollInterval = 3*time.Second, 3*time.Second
+		}},
+		{"host names", "board: sim\nhub:\n  listen: {http: 'localhost:0', tcp: 'gw-1.lan:7751'}\n", func(c *Config) {
+			c.Hub.Listen.HTTP, c.Hub.Listen.TCP = "localhost:0", "gw-1.lan:7751"
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := Parse([]byte(tt.yaml))
+			if err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			want := Default()
+			tt.edit(want)
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("got\n%+v\nwant\n%+v", got, want)
+			}
+		})
+	}
+}
+
+// TestParseErrors has one fault per file; each must give exactly one line.
+func TestParseErrors(t *testing.T) {
+	lim := func(s string) string { return "board: sim\nhub:\n  limits:\n" + s }
+	lis := func(s string) string { return "board: sim\nhub:\n  listen:\n" + s }
+	sim := func(s string) string { return "board: sim\nsim:\n" + s }
+	tests := []struct {
+		name, yaml, want string
+	}{
+		// Structure.
+		{"unknown field", lim("    maxInflight: 3\n"), "hub.limits.maxInflight: unknown field (did you mean maxInFlight?)"},
+		{"unknown top-level field", "board: sim\ndevices: []\n", "devices: unknown field"},
+		{"field set twice", "board: sim\nhub:\n  conformance: read\n  conformance: full\n", "hub.conformance: set twice (first on line 3)"},
+		{"not a mapping", "- board\n", "want a mapping of settings, got a list"},
+		{"section not a mapping", "board: sim\nhub: 3\n", "hub: want a mapping of settings, got 3"},
+		{"syntax error has its line", "board: sim\nhub:\n\tconformance: full\n", "line 3: found character that cannot start any token"},
+		{"two documents", "board: sim\n---\nboard: sim\n", "line 2: a configuration file holds one YAML document"},
+		// Types.
+		{"string for integer", lim("    maxInFlight: x\n"), `hub.limits.maxInFlight: want an integer, got "x"`},
+		{"quoted integer", lim("    maxInFlight: \"32\"\n"), `hub.limits.maxInFlight: want an integer, got "32"`},
+		{"fraction for integer", lim("    maxInFlight: 1.5\n"), "hub.limits.maxInFlight: want an integer, got 1.5"},
+		{"nothing for integer", lim("    maxInFlight:\n"), "hub.limits.maxInFlight: want an integer, got nothing"},
+		{"integer too large", lim("    maxInFlight: 9223372036854775808\n"), "hub.limits.maxInFlight: 9223372036854775808 is out of range"},
+		{"list for string", "board: [sim]\n", "board: want a string, got a list"},
+		{"string for boolean", "board: sim\nhub:\n  metricsPublic: \"yes\"\n", `hub.metricsPublic: want a boolean (true or false), got "yes"`},
+		{"string for number", sim("  temperatureThreshold: warm\n"), `sim.temperatureThreshold: want a number, got "warm"`},
+		{"bare number for duration", lim("    initTimeout: 10\n"), `hub.limits.initTimeout: want a duration such as "10s" or "1m30s", got 10`},
+		{"bad duration", lim("    initTimeout: ten\n"), `hub.limits.initTimeout: want a duration such as "10s" or "1m30s", got "ten"`},
+		// Values.
+		{"no board", "hub: {}\n", "board: required (sim)"},
+		{"planned board", "board: rpi4b\n", `board: "rpi4b" is not supported in this version: only sim is`},
+		{"unknown board", "board: arduino\n", `board: unknown board "arduino" (want sim)`},
+		{"relative state dir", "board: sim\nstateDir: var/gw\n", `stateDir: want an absolute path, got "var/gw"`},
+		{"conformance", "board: sim\nhub:\n  conformance: fuul\n", `hub.conformance: unknown conformance level "fuul" (want read, control or full)`},
+		{"address without port", lis("    http: localhost\n"), `hub.listen.http: want host:port such as 127.0.0.1:7750 (or "" to disable), got "localhost"`},
+		{"port not a number", lis("    tcp: 127.0.0.1:hal\n"), `hub.listen.tcp: port "hal" in "127.0.0.1:hal" is not a number from 0 to 65535`},
+		{"port too large", lis("    tcp: 127.0.0.1:70000\n"), `hub.listen.tcp: port "70000" in "127.0.0.1:70000" is not a number from 0 to 65535`},
+		{"bad host", lis("    http: gate_way!:80\n"), `hub.listen.http: host "gate_way!" in "gate_way!:80" is neither an IP address nor a host name`},
+		{"same address twice", lis("    http: 127.0.0.1:7000\n    tcp: 127.0.0.1:7000\n"), "hub.listen.tcp: same address as hub.listen.http (127.0.0.1:7000)"},
+		{"unix path too long", lis("    unix: /" + strings.Repeat("s", 110) + "\n"), "hub.listen.unix: path of 111 bytes is longer than a Unix socket allows (107)"},
+		{"message limit too small", lim("    maxMessageBytes: 100\n"), "hub.limits.maxMessageBytes: must be at least 1024, got 100"},
+		{"zero in flight", lim("    maxInFlight: 0\n"), "hub.limits.maxInFlight: must be positive, got 0"},
+		{"negative connections", lim("    maxConnections: -1\n"), "hub.limits.maxConnections: must be positive, got -1"},
+		{"negative admin reserve", lim("    adminReserve: -1\n"), "hub.limits.adminReserve: must not be negative, got -1"},
+		{"zero queue", lim("    queueLength: 0\n"), "hub.limits.queueLength: must be positive, got 0"},
+		{"negative duration", lim("    initTimeout: -1s\n"), "hub.limits.initTimeout: must be a positive duration, got -1s"},
+		{"zero interval", sim("  meterInterval: 0s\n"), "sim.meterInterval: must be a positive duration, got 0s"},
+		{"zero poll", sim("  pollInterval: 0s\n"), "sim.pollInterval: must be a positive duration, got 0s"},
+		{"threshold too small", sim("  temperatureThreshold: 0\n"), "sim.temperatureThreshold: must be at least 0.001, got 0"},
+		{"threshold not finite", sim("  temperatureThreshold: .inf\n"), "sim.temperatureThreshold: want a finite number, got +Inf"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := Parse([]byte(tt.yaml))
+			var errs Errors
+			if !errors.As(err, &errs) {
+				t.Fatalf("Parse = %+v, %v; want an Errors", c, err)
+			}
+			if err.Error() != tt.want {
+				t.Errorf("error\n%s\nwant\n%s", err, tt.want)
+			}
+			if len(errs) != 1 {
+				t.Errorf("%d errors, want 1", len(errs))
+			}
+		})
+	}
+}
+
+func TestEveryErrorOnItsOwnLine(t *testing.T) {
+	const file = `board: sim
+hub:
+  conformance: fuul
+  limits:
+    maxInflight: 3
+    initTimeout: soon
+`
+	_, err := Parse([]byte(file))
+	want := []string{
+		`hub.conformance: unknown conformance level "fuul" (want read, control or full)`,
+		"hub.limits.maxInflight: unknown field (did you mean maxInFlight?)",
+		`hub.limits.initTimeout: want a duration such as "10s" or "1m30s", got "soon"`,
+	}
+	if err == nil {
+		t.Fatal("Parse accepted a file with 3 faults")
+	}
+	if got := strings.Split(err.Error(), "\n"); !reflect.DeepEqual(got, want) {
+		t.Errorf("lines\n%q\nwant\n%q", got, want)
+	}
+}
+
+// TestErrorsInFileOrder: faults of value, found after decoding, are
+// sorted among the faults of form by their line; a missing field comes
+// first; a field whose form is wrong is not judged again on its default.
+func TestErrorsInFileOrder(t *testing.T) {
+	const file = `sim:
+  pollInterval: 0s
+hub:
+  listen:
+    http: nowhere
+  limits:
+    maxInFlight: many
+  conformance: [full]
+`
+	_, err := Parse([]byte(file))
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("Parse = %v, want Errors", err)
+	}
+	var paths []string
+	for _, e := range errs {
+		paths = append(paths, e.Path)
+	}
+	want := []string{"board", "sim.pollInterval", "hub.listen.http", "hub.limits.maxInFlight", "hub.conformance"}
+	if !reflect.DeepEqual(paths, want) {
+		t.Errorf("paths %q, want %q", paths, want)
+	}
+
+	_, err = Parse([]byte("board: [sim]\n"))
+	if err == nil || err.Error() != "board: want a string, got a list" {
+		t.Errorf("Parse = %v, want only the type fault of board", err)
+	}
+}
+
+func TestValidateAfterChange(t *testing.T) {
+	c := Default()
+	c.Hub.Listen.TCP = "no port"
+	c.Hub.Limits.MaxInFlight = 0
+	err := c.Validate()
+	var errs Errors
+	if !errors.As(err, &errs) || len(errs) != 2 {
+		t.Fatalf("Validate = %v, want 2 errors", err)
+	}
+}
+
+func TestLoad(t *testing.T) {
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.yaml")
+	if err := os.WriteFile(good, []byte("board: sim\nhub:\n  conformance: read\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(good)
+	if err != nil || c.Hub.Conformance != "read" {
+		t.Errorf("Load = %+v, %v", c, err)
+	}
+	_, err = Load(filepath.Join(dir, "missing.yaml"))
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Load of a missing file = %v, want ErrNotExist", err)
+	}
+}

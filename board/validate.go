@@ -1,0 +1,147 @@
+package board
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gateway/openhal"
+)
+
+// runnable lists the board names this version runs.
+var runnable = []string{"sim"}
+
+// planned are board names that later versions will run; naming one is a
+// different mistake from a typo.
+var planned = []string{"auto", "generic", "rpi3b", "rpi4b", "rpi5", "rpizero2w"}
+
+// MinMessageBytes is the smallest hub.limits.maxMessageBytes accepted: a
+// hal/initialize with a token and a client name must fit.
+const MinMessageBytes = 1024
+
+// MinTemperatureThreshold is the smallest sim.temperatureThreshold, the
+// resolution of the values sim.temperature publishes (°C).
+const MinTemperatureThreshold = 0.001
+
+// unixPathMax is the longest path a Unix socket address holds (sun_path
+// less its terminating NUL) on Linux.
+const unixPathMax = 107
+
+// check returns every fault in c's values, in the order of the fields.
+func (c *Config) check() Errors {
+	var v validator
+	v.board(c.Board)
+	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
+		v.add("stateDir", "want an absolute path, got %q", c.StateDir)
+	}
+	if _, err := openhal.ParseLevel(string(c.Hub.Conformance)); err != nil {
+		v.add("hub.conformance", "%v", err)
+	}
+	v.listen(c.Hub.Listen)
+	v.limits(c.Hub.Limits)
+	v.sim(c.Sim)
+	return v.errs
+}
+
+type validator struct{ errs Errors }
+
+func (v *validator) add(path, format string, args ...any) {
+	v.errs = append(v.errs, FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *validator) board(name string) {
+	switch {
+	case name == "":
+		v.add("board", "required (%s)", strings.Join(runnable, ", "))
+	case slices.Contains(runnable, name):
+	case slices.Contains(planned, name):
+		v.add("board", "%q is not supported in this version: only %s is", name, strings.Join(runnable, ", "))
+	default:
+		v.add("board", "unknown board %q (want %s)", name, strings.Join(runnable, ", "))
+	}
+}
+
+func (v *validator) listen(l ListenConfig) {
+	for _, a := range []struct{ path, addr string }{{"hub.listen.http", l.HTTP}, {"hub.listen.tcp", l.TCP}} {
+		if a.addr == "" {
+			continue
+		}
+		if msg := checkHostPort(a.addr); msg != "" {
+			v.add(a.path, "%s", msg)
+		}
+	}
+	// Port 0 asks the kernel for a free port, a different one each time.
+	if l.HTTP != "" && l.HTTP == l.TCP && !strings.HasSuffix(l.TCP, ":0") {
+		v.add("hub.listen.tcp", "same address as hub.listen.http (%s)", l.TCP)
+	}
+	switch {
+	case l.Unix == "":
+	case strings.ContainsRune(l.Unix, 0):
+		v.add("hub.listen.unix", "path contains a NUL byte")
+	case len(l.Unix) > unixPathMax:
+		v.add("hub.listen.unix", "path of %d bytes is longer than a Unix socket allows (%d)", len(l.Unix), unixPathMax)
+	}
+}
+
+var hostname = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
+
+// checkHostPort returns what is wrong with a listen address, or "".
+func checkHostPort(addr string) string {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Sprintf("want host:port such as 127.0.0.1:7750 (or \"\" to disable), got %q", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Sprintf("port %q in %q is not a number from 0 to 65535", port, addr)
+	}
+	if host == "" || hostname.MatchString(host) {
+		return ""
+	}
+	if _, err := netip.ParseAddr(host); err != nil {
+		return fmt.Sprintf("host %q in %q is neither an IP address nor a host name", host, addr)
+	}
+	return ""
+}
+
+func (v *validator) limits(l Limits) {
+	positive := func(path string, n int) {
+		if n <= 0 {
+			v.add(path, "must be positive, got %d", n)
+		}
+	}
+	if l.MaxMessageBytes < MinMessageBytes {
+		v.add("hub.limits.maxMessageBytes", "must be at least %d, got %d", MinMessageBytes, l.MaxMessageBytes)
+	}
+	positive("hub.limits.maxInFlight", l.MaxInFlight)
+	positive("hub.limits.maxConnections", l.MaxConnections)
+	if l.AdminReserve < 0 {
+		v.add("hub.limits.adminReserve", "must not be negative, got %d", l.AdminReserve)
+	}
+	v.duration("hub.limits.initTimeout", l.InitTimeout)
+	positive("hub.limits.queueLength", l.QueueLength)
+}
+
+func (v *validator) sim(s SimConfig) {
+	v.duration("sim.meterInterval", s.MeterInterval)
+	v.duration("sim.pollInterval", s.PollInterval)
+	t := s.TemperatureThreshold
+	switch {
+	case math.IsNaN(t) || math.IsInf(t, 0):
+		v.add("sim.temperatureThreshold", "want a finite number, got %v", t)
+	case t < MinTemperatureThreshold:
+		v.add("sim.temperatureThreshold", "must be at least %v, got %v", MinTemperatureThreshold, t)
+	}
+}
+
+func (v *validator) duration(path string, d time.Duration) {
+	if d <= 0 {
+		v.add(path, "must be a positive duration, got %v", d)
+	}
+}

@@ -1,0 +1,563 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"gateway/device"
+	"gateway/halclient"
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+// The client commands (DESIGN.md, "Command line contract") talk to a
+// running gateway as any OpenHAL client would:
+//
+//	gateway devices [flags]            a table of the devices and their values
+//	gateway read ID [-v] [flags]       a device's value
+//	gateway write ID VALUE [flags]     set a value; VALUE is JSON if it parses, else a string
+//	gateway watch [flags]              values and events as they happen, until interrupted
+//
+// Common flags: --hub URL, --token, --state-dir, --json, and --timeout
+// except for watch.
+
+// defaultHub is the local gateway's WebSocket endpoint.
+const defaultHub = "ws://127.0.0.1:7750/hal"
+
+// clientFlags are the flags every client command shares.
+type clientFlags struct {
+	hub      string
+	token    string
+	stateDir string
+	json     bool
+	timeout  time.Duration
+}
+
+// newClientFlags returns a command's FlagSet with the common flags, and
+// --timeout for a command that ends by itself (not watch).
+func newClientFlags(name, synopsis string, timed bool, stderr io.Writer) (*flag.FlagSet, *clientFlags) {
+	f := &clientFlags{}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: gateway %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	hub := defaultHub
+	if h := os.Getenv("GATEWAY_HUB"); h != "" {
+		hub = h
+	}
+	fs.StringVar(&f.hub, "hub", hub, "the hub's `URL` (ws://, tcp:// or unix://; $GATEWAY_HUB sets the default)")
+	fs.StringVar(&f.token, "token", "", "the access `token` (default $GATEWAY_TOKEN, else admin.token in the state directory)")
+	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "the gateway's state `directory`, where admin.token is")
+	fs.BoolVar(&f.json, "json", false, "machine-readable output")
+	f.timeout = 10 * time.Second
+	if timed {
+		fs.DurationVar(&f.timeout, "timeout", f.timeout, "how long to wait for the hub")
+	}
+	return fs, f
+}
+
+// parseClientArgs parses flags and positional arguments in any order.
+// Negative numbers are values, not flags (`write sim.fan -5` is not a
+// flag "-5"), and everything after "--" is positional.
+func parseClientArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var flags, pos []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			pos = append(pos, args[i+1:]...)
+			i = len(args)
+		case a == "-" || !strings.HasPrefix(a, "-") || isNumber(a):
+			pos = append(pos, a)
+		default:
+			flags = append(flags, a)
+			if takesValue(fs, a) && i+1 < len(args) {
+				i++
+				flags = append(flags, args[i])
+			}
+		}
+	}
+	if err := fs.Parse(flags); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errUsage // the flag package has said what was wrong
+	}
+	return pos, nil
+}
+
+func isNumber(s string) bool {
+	_, err := strconv.ParseFloat(s, 64)
+	return err == nil
+}
+
+// takesValue reports whether a flag argument ("-x", "--x", not "--x=v")
+// takes the next argument as its value.
+func takesValue(fs *flag.FlagSet, arg string) bool {
+	name := strings.TrimLeft(arg, "-")
+	if strings.Contains(name, "=") {
+		return false
+	}
+	fl := fs.Lookup(name)
+	if fl == nil {
+		return false
+	}
+	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
+	return !ok || !b.IsBoolFlag()
+}
+
+// wantArgs checks the number of positional arguments.
+func wantArgs(fs *flag.FlagSet, pos []string, n int) error {
+	if len(pos) != n {
+		fs.Usage()
+		return errUsage
+	}
+	return nil
+}
+
+// resolveToken finds the token: --token, $GATEWAY_TOKEN, or admin.token in
+// the state directory when this user may read it. from says where it came
+// from, or why none was found.
+func (f *clientFlags) resolveToken() (tok, from string) {
+	if f.token != "" {
+		return f.token, "--token"
+	}
+	if t := os.Getenv("GATEWAY_TOKEN"); t != "" {
+		return t, "$GATEWAY_TOKEN"
+	}
+	if f.stateDir == "" {
+		return "", "no --state-dir to find admin.token in"
+	}
+	path := filepath.Join(f.stateDir, "admin.token")
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil && strings.TrimSpace(string(b)) != "":
+		return strings.TrimSpace(string(b)), path
+	case err == nil:
+		return "", path + " is empty"
+	case errors.Is(err, fs.ErrNotExist):
+		return "", "no admin.token in " + f.stateDir
+	case errors.Is(err, fs.ErrPermission):
+		return "", "no permission to read " + path
+	}
+	return "", err.Error()
+}
+
+// dial connects to the hub and explains a missing or refused token.
+func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
+	tok, from := f.resolveToken()
+	opt := halclient.Options{Token: tok, ClientName: "gateway", ClientVersion: version}
+	c, err := halclient.Dial(ctx, f.hub, opt)
+	if err == nil {
+		return c, nil
+	}
+	var he *halclient.HubError
+	switch {
+	case errors.As(err, &he) && he.Reason() == "token_missing":
+		return nil, fmt.Errorf("%w; give --token or set $GATEWAY_TOKEN (%s)", err, from)
+	case errors.As(err, &he) && he.Code() == openhal.CodeUnauthorized && strings.HasSuffix(from, "admin.token"):
+		return nil, fmt.Errorf("%w (the token from %s)", err, from)
+	}
+	return nil, f.explain(err)
+}
+
+// explain rewords a timeout: the context's own words name neither the hub
+// nor the time waited.
+func (f *clientFlags) explain(err error) error {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("no answer from the hub at %s within %s", f.hub, f.timeout)
+	}
+	return err
+}
+
+// context ends on an interrupt, and after --timeout when timed.
+func (f *clientFlags) context(timed bool) (context.Context, context.CancelFunc) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	if !timed {
+		return ctx, stop
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	return ctx, func() { cancel(); stop() }
+}
+
+// call makes one request and returns the raw result, with an error answer
+// turned into a sentence.
+func (f *clientFlags) call(ctx context.Context, c *halclient.Conn, method string, params any, dev string) (json.RawMessage, error) {
+	var raw json.RawMessage
+	if err := c.Call(ctx, method, params, &raw); err != nil {
+		return nil, f.explain(halclient.Describe(err, method, dev))
+	}
+	return raw, nil
+}
+
+// printJSON prints a raw result on one line.
+func printJSON(w io.Writer, raw json.RawMessage) error {
+	_, err := fmt.Fprintf(w, "%s\n", raw)
+	return err
+}
+
+// cmdDevices lists the devices: a table, or the hub's answer with --json.
+func cmdDevices(args []string, stdout, stderr io.Writer) error {
+	fs, f := newClientFlags("devices", "[flags]", true, stderr)
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(fs, pos, 0); err != nil {
+		return err
+	}
+	ctx, stop := f.context(true)
+	defer stop()
+	c, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	raw, err := f.call(ctx, c, openhal.MethodDevicesList, nil, "")
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return printJSON(stdout, raw)
+	}
+	var res openhal.DevicesListResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("decode the device list: %w", err)
+	}
+	values := readValues(ctx, c, res.Devices)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tACCESS\tRISK\tSTATE\tVALUE")
+	for i, d := range res.Devices {
+		state := string(d.State)
+		if d.Fault != "" {
+			state += " (" + d.Fault + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Access, d.Risk, state, values[i])
+	}
+	return tw.Flush()
+}
+
+// readValues reads the readable devices that are not offline, a few at a
+// time; a value that cannot be read shows as "-".
+func readValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor) []string {
+	out := make([]string, len(devs))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, d := range devs {
+		out[i] = "-"
+		if !d.Access.CanRead() || d.State == device.StateOffline {
+			continue
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			if v, err := c.Read(ctx, d.ID, -1); err == nil {
+				out[i] = formatValue(v.Value)
+			}
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+// formatValue writes a value as JSON, so that the string "true" and the
+// boolean true look different, as they do to `gateway write`.
+func formatValue(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(b)
+}
+
+// rawValue is a hal/read or hal/write answer with the value kept as sent.
+type rawValue struct {
+	Status       string                  `json:"status"`
+	Device       string                  `json:"device"`
+	Value        json.RawMessage         `json:"value"`
+	TS           time.Time               `json:"ts"`
+	Seq          uint64                  `json:"seq"`
+	Reply        json.RawMessage         `json:"reply"`
+	Confirmation *halclient.Confirmation `json:"confirmation"`
+}
+
+// cmdRead prints a device's value; -v adds its ts and seq, --json prints
+// the hub's answer.
+func cmdRead(args []string, stdout, stderr io.Writer) error {
+	fs, f := newClientFlags("read", "ID [-v] [flags]", true, stderr)
+	verbose := fs.Bool("v", false, "also print the value's timestamp and seq")
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(fs, pos, 1); err != nil {
+		return err
+	}
+	id := pos[0]
+	ctx, stop := f.context(true)
+	defer stop()
+	c, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	raw, err := f.call(ctx, c, openhal.MethodRead, openhal.ReadParams{Device: id}, id)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return printJSON(stdout, raw)
+	}
+	var v rawValue
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return fmt.Errorf("decode the value of %s: %w", id, err)
+	}
+	if *verbose {
+		_, err = fmt.Fprintf(stdout, "%s (ts %s, seq %d)\n", v.Value, v.TS.Format(openhal.TimeFormat), v.Seq)
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%s\n", v.Value)
+	return err
+}
+
+// parseValue reads VALUE as JSON when it parses (true, 42, {"a":1},
+// "quoted") and as a string otherwise (on, MEAS?).
+func parseValue(s string) json.RawMessage {
+	if json.Valid([]byte(s)) {
+		return json.RawMessage(strings.TrimSpace(s))
+	}
+	b, _ := json.Marshal(s) // a string always encodes
+	return b
+}
+
+// cmdWrite sets a device's value and prints what the hub did.
+func cmdWrite(args []string, stdout, stderr io.Writer) error {
+	fs, f := newClientFlags("write", "ID VALUE [--reason TEXT] [flags]", true, stderr)
+	reason := fs.String("reason", "", "why, for the audit log and whoever approves a confirmation")
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(fs, pos, 2); err != nil {
+		return err
+	}
+	id, value := pos[0], parseValue(pos[1])
+	ctx, stop := f.context(true)
+	defer stop()
+	c, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	params := openhal.WriteParams{Device: id, Value: value, Reason: *reason}
+	raw, err := f.call(ctx, c, openhal.MethodWrite, params, id)
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return printJSON(stdout, raw)
+	}
+	var r rawValue
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return fmt.Errorf("decode the answer to the write of %s: %w", id, err)
+	}
+	return printWrite(stdout, id, value, r)
+}
+
+func printWrite(w io.Writer, id string, value json.RawMessage, r rawValue) error {
+	switch {
+	case r.Status == openhal.StatusPending && r.Confirmation != nil:
+		cf := r.Confirmation
+		_, err := fmt.Fprintf(w, "%s = %s is pending: confirmation %s waits for an admin until %s (gateway confirm approve %s)\n",
+			id, value, cf.ID, cf.ExpiresAt.Format(openhal.TimeFormat), cf.ID)
+		return err
+	case r.Status != openhal.StatusApplied:
+		_, err := fmt.Fprintf(w, "%s = %s: %s\n", id, value, r.Status)
+		return err
+	}
+	if _, err := fmt.Fprintf(w, "%s = %s (seq %d)\n", id, r.Value, r.Seq); err != nil {
+		return err
+	}
+	if len(r.Reply) > 0 && string(r.Reply) != "null" {
+		_, err := fmt.Fprintf(w, "reply: %s\n", r.Reply)
+		return err
+	}
+	return nil
+}
+
+// cmdWatch prints one line per event until interrupted. With --json it
+// prints the hub's notifications as received, one JSON object per line,
+// and the values read on each (re)connection as hal/value objects too, so
+// that a script reading only standard output knows every current value;
+// connection events and gaps go to standard error.
+func cmdWatch(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runWatch(ctx, args, stdout, stderr)
+}
+
+// runWatch is cmdWatch until ctx ends.
+func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, f := newClientFlags("watch", "[flags]", false, stderr)
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(fs, pos, 0); err != nil {
+		return err
+	}
+	tok, from := f.resolveToken()
+	opt := halclient.Options{Token: tok, ClientName: "gateway", ClientVersion: version}
+	p := &watchPrinter{url: f.hub, json: f.json, out: stdout, status: stdout}
+	if f.json {
+		p.status = stderr
+	}
+	err = halclient.Watch(ctx, f.hub, opt, p.event)
+	var he *halclient.HubError
+	switch {
+	case ctx.Err() != nil:
+		return nil // interrupted: the normal end
+	case errors.As(err, &he) && he.Reason() == "token_missing":
+		return fmt.Errorf("%w; give --token or set $GATEWAY_TOKEN (%s)", err, from)
+	}
+	return err
+}
+
+// watchPrinter turns watch events into lines.
+type watchPrinter struct {
+	url    string
+	json   bool
+	out    io.Writer // values and notifications
+	status io.Writer // connection events
+}
+
+func (p *watchPrinter) event(e halclient.WatchEvent) {
+	if p.json {
+		if n := e.Notification; n != nil {
+			if b, err := jsonrpc.AppendNotification(nil, n.Method, n.Params); err == nil {
+				fmt.Fprintf(p.out, "%s\n", b)
+			}
+			return
+		}
+		if e.Kind == halclient.EventValue && e.Value != nil {
+			// Read in a resync: printed in the shape of hal/value, so
+			// that the stream alone tells every current value.
+			if b, err := jsonrpc.AppendNotification(nil, openhal.NotifyValue, e.Value); err == nil {
+				fmt.Fprintf(p.out, "%s\n", b)
+			}
+			return
+		}
+	}
+	if line := p.line(e); line != "" {
+		w := p.status
+		if e.Kind == halclient.EventValue || e.Kind == halclient.EventNotification {
+			w = p.out
+		}
+		fmt.Fprintln(w, line)
+	}
+}
+
+func (p *watchPrinter) line(e halclient.WatchEvent) string {
+	switch e.Kind {
+	case halclient.EventConnected:
+		in := e.Init
+		if e.Reconnected {
+			return fmt.Sprintf("reconnected to %s (same hub run %s)", p.url, in.BootID)
+		}
+		return fmt.Sprintf("connected to %s: %s %s (run %s) as %s %s, scope %s",
+			p.url, in.HubInfo.Name, in.HubInfo.Version, in.BootID, in.Principal.Kind, in.Principal.Name, in.Principal.Scope)
+	case halclient.EventRestarted:
+		return fmt.Sprintf("hub restarted (new run %s); values read again", e.Init.BootID)
+	case halclient.EventDevices:
+		return fmt.Sprintf("%d devices", len(e.Devices))
+	case halclient.EventValue:
+		if e.Resync {
+			return fmt.Sprintf("%s = %s (seq %d, current)", e.Device, formatValue(e.Value.Value), e.Value.Seq)
+		}
+		return fmt.Sprintf("%s = %s (seq %d)", e.Device, formatValue(e.Value.Value), e.Value.Seq)
+	case halclient.EventReadFailed:
+		return fmt.Sprintf("%s: cannot read: %v", e.Device, e.Err)
+	case halclient.EventMissed:
+		s := fmt.Sprintf("missed %d %s", e.Missed, plural(e.Missed, "value", "values"))
+		if e.Reconnected {
+			s += " while disconnected"
+		}
+		return s
+	case halclient.EventDropped:
+		return fmt.Sprintf("dropped %d %s: this watch fell behind", e.Dropped, plural(e.Dropped, "notification", "notifications"))
+	case halclient.EventNotification:
+		return notificationLine(*e.Notification)
+	case halclient.EventDisconnected:
+		return fmt.Sprintf("disconnected: %v; retrying in %s", e.Err, e.Retry.Round(time.Millisecond))
+	}
+	return ""
+}
+
+func plural(n uint64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// notificationLine says what a notification other than hal/value means.
+// One it does not know, or cannot decode, is printed as received.
+func notificationLine(n halclient.Notification) string {
+	var p struct {
+		Device       json.RawMessage         `json:"device"`
+		State        string                  `json:"state"`
+		Fault        string                  `json:"fault"`
+		Value        json.RawMessage         `json:"value"`
+		Principal    openhal.Principal       `json:"principal"`
+		Rule         string                  `json:"rule"`
+		Reason       string                  `json:"reason"`
+		Confirmation *halclient.Confirmation `json:"confirmation"`
+	}
+	if err := json.Unmarshal(n.Params, &p); err != nil {
+		return fmt.Sprintf("%s %s", n.Method, n.Params)
+	}
+	var id string
+	var desc device.Descriptor
+	if json.Unmarshal(p.Device, &id) != nil && json.Unmarshal(p.Device, &desc) == nil {
+		id = desc.ID
+	}
+	who := strings.TrimSpace(p.Principal.Kind + " " + p.Principal.Name)
+	switch {
+	case n.Method == openhal.NotifyDeviceState:
+		s := fmt.Sprintf("%s: state %s", id, p.State)
+		if p.Fault != "" {
+			s += " (" + p.Fault + ")"
+		}
+		return s
+	case n.Method == openhal.NotifyDeviceAdded:
+		return fmt.Sprintf("device added: %s (%s, %s)", id, desc.Kind, desc.Access)
+	case n.Method == openhal.NotifyDeviceRemoved:
+		return fmt.Sprintf("device removed: %s (%s)", id, p.Reason)
+	case n.Method == openhal.NotifyBlocked:
+		return fmt.Sprintf("blocked: %s = %s from %s by rule %s: %s", id, p.Value, who, p.Rule, p.Reason)
+	case n.Method == openhal.NotifyStopped:
+		return fmt.Sprintf("EMERGENCY STOP by %s: %s", who, p.Reason)
+	case n.Method == openhal.NotifyResumed:
+		return fmt.Sprintf("resumed by %s", who)
+	case p.Confirmation != nil && (n.Method == openhal.NotifyConfirmationRequested || n.Method == openhal.NotifyConfirmationResolved):
+		cf := p.Confirmation
+		return fmt.Sprintf("confirmation %s %s: %s = %s by %s %s", cf.ID, cf.Status, cf.Device, formatValue(cf.Value), cf.RequestedBy.Kind, cf.RequestedBy.Name)
+	}
+	return fmt.Sprintf("%s %s", n.Method, n.Params)
+}

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gateway/halhub/token"
+	"gateway/openhal"
+)
+
+// cmdToken runs `gateway token add|list|revoke ...` (DESIGN.md "Command line contract"):
+//
+//	gateway token add --state-dir DIR --name NAME --kind KIND --scope SCOPE [--devices PATTERNS]  → prints the new token alone on stdout
+//	gateway token list [--state-dir DIR] [--json]   → a table (name, kind, scope, devices, created), never hashes
+//	gateway token revoke NAME [--state-dir DIR]
+//
+// The store is a file in the state directory that a running gateway
+// watches, so these work beside it and take effect within a second.
+func cmdToken(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		return errors.New("token: want a subcommand: add, list or revoke")
+	}
+	var err error
+	switch args[0] {
+	case "add":
+		err = tokenAdd(args[1:], stdout, stderr)
+	case "list":
+		err = tokenList(args[1:], stdout, stderr)
+	case "revoke":
+		err = tokenRevoke(args[1:], stderr)
+	default:
+		return fmt.Errorf("token: unknown subcommand %q (want add, list or revoke)", args[0])
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the usage went to stderr
+	}
+	return err
+}
+
+// tokenFlags is a subcommand's FlagSet with its --state-dir.
+func tokenFlags(name, synopsis string, stderr io.Writer) (*flag.FlagSet, *string) {
+	fs := flag.NewFlagSet("token "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: gateway token %s %s\n", name, synopsis)
+		fs.PrintDefaults()
+	}
+	dir := fs.String("state-dir", defaultStateDir(), "the gateway's state `directory`")
+	return fs, dir
+}
+
+// parseArgs parses flags and positional arguments in any order, so that
+// `revoke NAME --state-dir DIR` works as well as the other way round.
+func parseArgs(fs *flag.FlagSet, args []string) (positional []string, err error) {
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, fmt.Errorf("%s: %w", fs.Name(), err)
+		}
+		if fs.NArg() == 0 {
+			return positional, nil
+		}
+		positional = append(positional, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+}
+
+func openStore(fs *flag.FlagSet, dir string) (*token.Store, error) {
+	if dir == "" {
+		return nil, fmt.Errorf("%s: no state directory: pass --state-dir", fs.Name())
+	}
+	return token.Open(dir), nil
+}
+
+func tokenAdd(args []string, stdout, stderr io.Writer) error {
+	fs, dir := tokenFlags("add", "--name NAME --kind KIND --scope SCOPE [--devices PATTERNS] [--state-dir DIR]", stderr)
+	name := fs.String("name", "", "the token's `name` (required)")
+	kind := fs.String("kind", "", "principal `kind`: agent, operator or service (required)")
+	scope := fs.String("scope", "", "`scope`: read, control_low, control_high or admin (required)")
+	devices := fs.String("devices", "", "comma-separated device ids and prefix.* `patterns` (default: every device)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("token add: unexpected argument %q", pos[0])
+	}
+	for _, f := range []struct{ flag, val string }{{"name", *name}, {"kind", *kind}, {"scope", *scope}} {
+		if f.val == "" {
+			return fmt.Errorf("token add: --%s is required", f.flag)
+		}
+	}
+	s, err := openStore(fs, *dir)
+	if err != nil {
+		return err
+	}
+	patterns, err := splitPatterns(*devices)
+	if err != nil {
+		return err
+	}
+	tok, err := s.Add(*name, *kind, openhal.Scope(*scope), patterns)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, tok)
+	return err
+}
+
+// splitPatterns splits --devices; an empty flag means every device.
+func splitPatterns(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	patterns := strings.Split(s, ",")
+	for i, p := range patterns {
+		patterns[i] = strings.TrimSpace(p)
+		if patterns[i] == "" {
+			return nil, fmt.Errorf("token add: --devices %q has an empty pattern", s)
+		}
+	}
+	return patterns, nil
+}
+
+func tokenList(args []string, stdout, stderr io.Writer) error {
+	fs, dir := tokenFlags("list", "[--state-dir DIR] [--json]", stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return fmt.Errorf("token list: unexpected argument %q", pos[0])
+	}
+	s, err := openStore(fs, *dir)
+	if err != nil {
+		return err
+	}
+	entries, err := s.List()
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(entries)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tKIND\tSCOPE\tDEVICES\tCREATED")
+	for _, e := range entries {
+		devices := strings.Join(e.Devices, ",")
+		if devices == "" {
+			devices = "all"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Name, e.Kind, e.Scope, devices, e.Created.UTC().Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
+func tokenRevoke(args []string, stderr io.Writer) error {
+	fs, dir := tokenFlags("revoke", "NAME [--state-dir DIR]", stderr)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return fmt.Errorf("token revoke: want one token name, got %d arguments", len(pos))
+	}
+	s, err := openStore(fs, *dir)
+	if err != nil {
+		return err
+	}
+	return s.Revoke(pos[0])
+}

@@ -1,0 +1,224 @@
+package halhub
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"gateway/device"
+	"gateway/openhal"
+)
+
+// dialers are the transports a test runs over, each dialling a client that
+// gives its token in params.
+var dialers = []struct {
+	name string
+	dial func(*testHub, *testing.T) *client
+}{
+	{"tcp", func(th *testHub, t *testing.T) *client { return th.dialTCP(t) }},
+	{"ws", func(th *testHub, t *testing.T) *client { return th.dialWS(t, "") }},
+}
+
+// padded returns a hal/ping request of exactly size bytes, padded with
+// blanks (JSON whitespace).
+func padded(t *testing.T, id, size int) string {
+	t.Helper()
+	head := `{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"hal/ping"`
+	if len(head)+1 > size {
+		t.Fatalf("size %d too small", size)
+	}
+	return head + strings.Repeat(" ", size-len(head)-1) + "}"
+}
+
+// Spec §2: a message over MaxMessageBytes gets -32600 too_large and the
+// connection is closed; one of exactly the limit is served. On WebSocket
+// the library's own limit sits above the Hub's, so the Hub answers.
+func TestMessageSizeLimit(t *testing.T) {
+	const limit = 4096
+	for _, tr := range dialers {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			th := newTestHub(t, func(o *Options) { o.Limits.MaxMessageBytes = limit })
+			c := tr.dial(th, t)
+			c.init(th.admin)
+
+			c.sendRaw(padded(t, 7, limit))
+			if m := c.answer([]byte("7")); m.Error != nil {
+				t.Fatalf("a message of exactly the limit: %s", m.raw)
+			}
+			c.sendRaw(padded(t, 8, limit+1))
+			m := c.lastBeforeClose()
+			if m.Error == nil || m.Error.Code != -32600 || m.reason() != "too_large" || string(m.ID) != "null" {
+				t.Fatalf("a message over the limit: got %s, want -32600 too_large with id null", m.raw)
+			}
+			c.waitClosed()
+			th.waitConnections(t, 0)
+		})
+	}
+}
+
+// A line far over the limit is discarded as it streams: the Hub answers
+// too_large once the line ends, without holding it.
+func TestMessageFarTooLargeTCP(t *testing.T) {
+	t.Parallel()
+	th := newTestHub(t, func(o *Options) { o.Limits.MaxMessageBytes = 4096 })
+	c := th.dialTCP(t)
+	c.sendRaw(`{"jsonrpc":"2.0","id":1,"method":"hal/ping","params":{"x":"` + strings.Repeat("x", 1<<20) + `"}}`)
+	if m := c.lastBeforeClose(); m.reason() != "too_large" {
+		t.Fatalf("got %s, want too_large", m.raw)
+	}
+	c.waitClosed()
+}
+
+// Spec §2: at most MaxInFlight requests are in flight on a connection, a
+// request being in flight until its answer is written; more get BUSY at
+// once, and once the answers are out new requests are served.
+func TestInFlightLimit(t *testing.T) {
+	t.Parallel()
+	const max = 32
+	th := newTestHub(t, func(o *Options) { o.Limits.MaxInFlight = max })
+	d := numberDevice("bench.slow")
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	d.writeFn = func(ctx context.Context, req device.WriteRequest) (device.WriteResult, error) {
+		select {
+		case entered <- struct{}{}:
+		default:
+		}
+		<-release
+		return device.WriteResult{}, nil
+	}
+	th.addDevice(t, d)
+	c := th.dialTCP(t)
+	c.init(th.admin)
+	th.waitIdle(t) // the ping of init is no longer in flight
+
+	ids := make([]int, max)
+	for i := range ids {
+		ids[i] = 100 + i
+		c.sendRaw(request(ids[i], "hal/write", map[string]any{"device": "bench.slow", "value": i}))
+	}
+	<-entered
+	c.sendRaw(request(200, "hal/write", map[string]any{"device": "bench.slow", "value": 99}))
+	c.sendRaw(request(201, "hal/ping", nil))
+	busy := c.answers([]int{200, 201})
+	for id, m := range busy {
+		if m.Error == nil || m.Error.Code != openhal.CodeBusy || m.reason() != "too_many_in_flight" {
+			t.Errorf("request %d past the limit: got %s, want BUSY", id, m.raw)
+		}
+	}
+	select {
+	case m := <-c.in:
+		t.Fatalf("a held request was answered before its device was released: %s", m.raw)
+	default:
+	}
+
+	close(release)
+	checkApplied(t, c.answers(ids))
+	if got := d.written(); len(got) != max {
+		t.Errorf("%d writes applied, want %d (the refused one must not be)", len(got), max)
+	}
+	if m := c.call("hal/ping", nil); m.Error != nil {
+		t.Fatalf("after the answers: %s", m.raw)
+	}
+	if m := c.call("hal/write", map[string]any{"device": "bench.slow", "value": 1}); m.Error != nil {
+		t.Fatalf("after the answers: %s", m.raw)
+	}
+}
+
+// Spec §2: MaxConnections for any token, AdminReserve more for admin
+// tokens only, and past both a connection is refused at accept (TCP: closed
+// at once; WebSocket: HTTP 503).
+func TestConnectionLimit(t *testing.T) {
+	t.Parallel()
+	th := newTestHub(t, func(o *Options) { o.Limits.MaxConnections, o.Limits.AdminReserve = 3, 2 })
+	agent := th.token(t, "agent", openhal.ScopeControlLow)
+	var agents []*client
+	for range 3 {
+		c := th.dialTCP(t)
+		c.init(agent)
+		agents = append(agents, c)
+	}
+
+	// Past the maximum, within the reserve: an admin gets in...
+	admin1 := th.dialTCP(t)
+	admin1.init(th.admin)
+	// ...an agent is told why and closed.
+	c := th.dialTCP(t)
+	if m := c.initWith(agent); m.Error == nil || m.Error.Code != openhal.CodeForbidden || m.reason() != "connection_limit" {
+		t.Fatalf("agent in the reserve: got %s, want FORBIDDEN connection_limit", m.raw)
+	}
+	c.waitClosed()
+	th.waitConnections(t, 4)
+	// On WebSocket the bearer decides before the upgrade: 503 unless admin.
+	for _, bearer := range []string{agent, "", "gw_unknown"} {
+		if _, resp, err := th.dialWSResponse(bearer); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+			t.Fatalf("WebSocket in the reserve with bearer %q: %v %v, want HTTP 503", bearer, resp, err)
+		}
+	}
+	admin2 := th.dialWS(t, th.admin)
+	if m := admin2.initWith(""); m.Error != nil {
+		t.Fatalf("admin WebSocket in the reserve: %s", m.raw)
+	}
+	th.waitConnections(t, 5)
+
+	// Past both: refused at accept, whatever the token.
+	refused := th.hub.stats.refused.Load()
+	c = th.dialTCP(t)
+	c.waitClosed()
+	if _, resp, err := th.dialWSResponse(th.admin); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("WebSocket past the reserve: %v %v, want HTTP 503", resp, err)
+	}
+	if got := th.hub.stats.refused.Load() - refused; got != 2 {
+		t.Errorf("refused at accept: %d, want 2", got)
+	}
+	for _, c := range []*client{agents[0], admin1, admin2} {
+		if m := c.call("hal/ping", nil); m.Error != nil {
+			t.Fatalf("an admitted connection broke: %s", m.raw)
+		}
+	}
+
+	// Admins count against the maximum too: an agent gets in again once
+	// fewer than MaxConnections are open.
+	for _, c := range agents {
+		c.close()
+	}
+	th.waitConnections(t, 2)
+	c = th.dialTCP(t)
+	c.init(agent)
+}
+
+// Spec §2: a connection that has not completed hal/initialize within
+// InitTimeout is closed, even after a failed attempt; one that did stays
+// open past it.
+func TestInitTimeout(t *testing.T) {
+	const timeout = 200 * time.Millisecond
+	for _, tr := range dialers {
+		t.Run(tr.name, func(t *testing.T) {
+			t.Parallel()
+			th := newTestHub(t, func(o *Options) { o.Limits.InitTimeout = timeout })
+			ok := tr.dial(th, t)
+			ok.init(th.admin)
+			start := time.Now()
+			idle, failed := tr.dial(th, t), tr.dial(th, t)
+			if m := failed.initWith("gw_unknown"); m.reason() != "token_unknown" {
+				t.Fatalf("got %s, want token_unknown", m.raw)
+			}
+
+			idle.waitClosed()
+			if d := time.Since(start); d < timeout {
+				t.Errorf("closed after %v, before InitTimeout %v", d, timeout)
+			}
+			failed.waitClosed()
+			select {
+			case <-ok.closed:
+				t.Fatal("an initialized connection was closed")
+			case <-time.After(2 * timeout):
+			}
+			if m := ok.call("hal/ping", nil); m.Error != nil {
+				t.Fatalf("an initialized connection: %s", m.raw)
+			}
+		})
+	}
+}

@@ -1,0 +1,185 @@
+package halhub
+
+import (
+	"strings"
+	"testing"
+)
+
+// takeQueued takes what waits in q and returns it as strings.
+func takeQueued(q *outQueue) (msgs []string, done []func()) {
+	batch, done := q.take(nil, nil)
+	for _, b := range batch {
+		msgs = append(msgs, string(b))
+	}
+	return msgs, done
+}
+
+// queueReady reports whether q has signalled that something waits, taking the
+// signal.
+func queueReady(q *outQueue) bool {
+	select {
+	case <-q.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// Spec §8: a newer value of a device replaces the one waiting and moves to
+// the back, so that the order of events is kept; values of other devices
+// and other messages stay where they are.
+func TestQueueCoalescesValues(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ops  []string // "device=msg" queues a value, "msg" another message
+		want string
+	}{
+		{"one value", []string{"a=a1"}, "a1"},
+		{"newest wins", []string{"a=a1", "a=a2", "a=a3"}, "a3"},
+		{"moves to the back", []string{"a=a1", "x", "b=b1", "a=a2"}, "x b1 a2"},
+		{"devices apart", []string{"a=a1", "b=b1", "a=a2", "b=b2", "c=c1"}, "a2 b2 c1"},
+		{"others all kept", []string{"x", "a=a1", "y", "a=a2", "z"}, "x y a2 z"},
+		{"head replaced", []string{"a=a1", "b=b1", "c=c1", "a=a2"}, "b1 c1 a2"},
+		{"tail replaced", []string{"a=a1", "b=b1", "b=b2"}, "a1 b2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			q := newOutQueue(100)
+			for _, op := range tc.ops {
+				if dev, m, ok := strings.Cut(op, "="); ok {
+					q.pushValue(dev, []byte(m))
+				} else if !q.push([]byte(op), nil) {
+					t.Fatalf("push %s refused", op)
+				}
+			}
+			if all, _ := q.queued(); all != len(strings.Fields(tc.want)) {
+				t.Errorf("%d messages wait, want %d", all, len(strings.Fields(tc.want)))
+			}
+			got, _ := takeQueued(q)
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("took %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// Spec §8: more than limit messages other than values is an overflow; values
+// and answers are never refused (answers are bounded by MaxInFlight), and
+// a take makes room again.
+func TestQueueLimit(t *testing.T) {
+	q := newOutQueue(2)
+	for _, m := range []string{"n1", "n2"} {
+		if !q.push([]byte(m), nil) {
+			t.Fatalf("push %s refused below the limit", m)
+		}
+	}
+	if q.push([]byte("n3"), nil) {
+		t.Fatal("push past the limit accepted")
+	}
+	answered := 0
+	for range 5 {
+		if !q.push([]byte("answer"), func() { answered++ }) {
+			t.Fatal("an answer was refused")
+		}
+	}
+	for i := range 5 {
+		q.pushValue(string(rune('a'+i)), []byte("v"))
+	}
+	if q.push([]byte("n3"), nil) {
+		t.Fatal("push past the limit accepted after answers and values")
+	}
+	got, done := takeQueued(q)
+	if len(got) != 2+5+5 {
+		t.Fatalf("took %d messages, want 12: %q", len(got), got)
+	}
+	if len(done) != 5 {
+		t.Fatalf("take returned %d callbacks, want one per answer (5)", len(done))
+	}
+	for _, f := range done {
+		f()
+	}
+	if answered != 5 {
+		t.Errorf("%d callbacks ran, want 5", answered)
+	}
+	if !q.push([]byte("n4"), nil) || !q.push([]byte("n5"), nil) {
+		t.Fatal("push refused after take emptied the queue")
+	}
+}
+
+// take hands back the answers' callbacks in the order of the answers, with
+// the messages in queue order, and reuses the caller's slices.
+func TestQueueTake(t *testing.T) {
+	q := newOutQueue(10)
+	var order []string
+	cb := func(s string) func() { return func() { order = append(order, s) } }
+	q.push([]byte("r1"), cb("r1"))
+	q.pushValue("a", []byte("a1"))
+	q.push([]byte("n1"), nil)
+	q.push([]byte("r2"), cb("r2"))
+	if !queueReady(q) {
+		t.Fatal("no ready signal after pushes")
+	}
+	batch := make([][]byte, 0, 8)
+	done := make([]func(), 0, 8)
+	batch, done = q.take(batch, done)
+	var got []string
+	for _, b := range batch {
+		got = append(got, string(b))
+	}
+	if strings.Join(got, " ") != "r1 a1 n1 r2" {
+		t.Errorf("took %q", got)
+	}
+	for _, f := range done {
+		f()
+	}
+	if strings.Join(order, " ") != "r1 r2" {
+		t.Errorf("callbacks ran as %q, want r1 r2", order)
+	}
+	if cap(batch) != 8 || cap(done) != 8 {
+		t.Errorf("take did not reuse the slices it was given")
+	}
+	if got, _ := takeQueued(q); len(got) != 0 || queueReady(q) {
+		t.Errorf("after take: %q waits, ready signalled %v", got, queueReady(q))
+	}
+	// A value taken is no longer waiting: the next one goes to the back.
+	q.pushValue("a", []byte("a2"))
+	q.push([]byte("n2"), nil)
+	if got, _ := takeQueued(q); strings.Join(got, " ") != "a2 n2" {
+		t.Errorf("after take: took %q, want a2 n2", got)
+	}
+}
+
+// A closed queue drops what waits and takes nothing more; a push is not an
+// overflow (the connection is closing anyway).
+func TestQueueClosed(t *testing.T) {
+	q := newOutQueue(1)
+	q.push([]byte("n1"), nil)
+	q.pushValue("a", []byte("a1"))
+	q.close()
+	if !q.push([]byte("n2"), nil) || !q.push([]byte("n3"), nil) {
+		t.Error("push to a closed queue reported an overflow")
+	}
+	q.pushValue("a", []byte("a2"))
+	if got, done := takeQueued(q); len(got) != 0 || len(done) != 0 {
+		t.Errorf("a closed queue gave %q", got)
+	}
+}
+
+// A busy connection coalescing one device's values allocates nothing per
+// value: nodes come from the free list.
+func TestQueueSteadyStateDoesNotAllocate(t *testing.T) {
+	q := newOutQueue(10)
+	msg := []byte("v")
+	batch := make([][]byte, 0, 4)
+	done := make([]func(), 0, 4)
+	q.pushValue("a", msg)
+	batch, done = q.take(batch[:0], done[:0])
+	allocs := testing.AllocsPerRun(1000, func() {
+		q.pushValue("a", msg)
+		q.pushValue("a", msg)
+		q.pushValue("b", msg)
+		batch, done = q.take(batch[:0], done[:0])
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per round, want 0", allocs)
+	}
+}

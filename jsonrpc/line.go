@@ -1,0 +1,75 @@
+package jsonrpc
+
+import (
+	"bufio"
+	"errors"
+	"io"
+)
+
+// ErrLineTooLong reports a line longer than a LineReader's maximum. The
+// line has been discarded; the reader goes on with the next one.
+var ErrLineTooLong = errors.New("jsonrpc: line too long")
+
+// LineReader reads '\n'-ended lines of at most a given length, for the
+// TCP and Unix transports of the HAL and for the adapters' standard
+// output. It never holds more than about max bytes: a longer line is
+// discarded as it streams in, so a peer cannot make it buffer a line
+// whole.
+type LineReader struct {
+	r   *bufio.Reader
+	max int
+	err error // sticky: once set, every Next returns it
+}
+
+// NewLineReader returns a LineReader reading from r lines of at most max
+// bytes, not counting the '\n'. It panics if max < 1.
+func NewLineReader(r io.Reader, max int) *LineReader {
+	if max < 1 {
+		panic("jsonrpc: NewLineReader with max < 1")
+	}
+	return &LineReader{r: bufio.NewReaderSize(r, max+1), max: max}
+}
+
+// Next returns the next line without its '\n'; the slice is valid until
+// the next call. A line longer than max bytes is discarded as it streams
+// and reported as ErrLineTooLong once its end is reached (or at EOF); the
+// reader then goes on with the next line. A final line without '\n' at EOF
+// is returned, then io.EOF. A "\r\n" ending is not stripped: the adapter
+// protocol ends lines with '\n' alone. A read error other than io.EOF is
+// returned once the line in progress is given up, and from then on.
+func (l *LineReader) Next() ([]byte, error) {
+	if l.err != nil {
+		return nil, l.err
+	}
+	line, err := l.r.ReadSlice('\n')
+	switch err {
+	case nil:
+		line = line[:len(line)-1]
+	case bufio.ErrBufferFull:
+		return nil, l.discard()
+	default:
+		l.err = err
+		if err != io.EOF || len(line) == 0 {
+			return nil, err
+		}
+	}
+	if len(line) > l.max { // bufio's buffer is at least 16 bytes
+		return nil, ErrLineTooLong
+	}
+	return line, nil
+}
+
+// discard drops the rest of a line too long, one buffer at a time.
+func (l *LineReader) discard() error {
+	for {
+		_, err := l.r.ReadSlice('\n')
+		switch err {
+		case nil:
+			return ErrLineTooLong
+		case bufio.ErrBufferFull:
+		default:
+			l.err = err
+			return ErrLineTooLong
+		}
+	}
+}
