@@ -3,6 +3,8 @@ package halhub
 import (
 	"encoding/json"
 	"fmt"
+	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -241,5 +243,59 @@ func TestBootID(t *testing.T) {
 	r3 := b.dialTCP(t).init(b.admin)
 	if r1.BootID != r2.BootID || r1.BootID == r3.BootID {
 		t.Fatalf("bootIds %s %s %s", r1.BootID, r2.BootID, r3.BootID)
+	}
+}
+
+// Seed 3.1.1.1: the seed's own initialize, sent as is (with a token), gets
+// the seed's answer — the same principal, version, level and hub name, the
+// seed's notifications among ours, plus bootId.
+func TestSeedInitializeExample(t *testing.T) {
+	b, err := os.ReadFile("../openhal/testdata/seed-002.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ex map[string]map[string]any
+	var all map[string]json.RawMessage
+	if err := json.Unmarshal(b, &all); err != nil {
+		t.Fatal(err)
+	}
+	delete(all, "_comment")
+	if err := json.Unmarshal(mustJSON(all), &ex); err != nil {
+		t.Fatal(err)
+	}
+	th := newTestHub(t)
+	tok := th.token(t, "bench-agent", openhal.ScopeControlLow)
+	req := ex["initialize"]
+	req["params"].(map[string]any)["token"] = tok
+	c := th.dialTCP(t)
+	c.sendRaw(string(mustJSON(req)))
+	m := c.next()
+	var got map[string]any
+	json.Unmarshal([]byte(m.raw), &got)
+	want := ex["initializeResult"]
+	gr, wr := got["result"].(map[string]any), want["result"].(map[string]any)
+	if got["id"] != want["id"] || got["jsonrpc"] != "2.0" {
+		t.Fatalf("envelope %s", m.raw)
+	}
+	for _, k := range []string{"protocolVersion", "conformance", "principal"} {
+		if !reflect.DeepEqual(gr[k], wr[k]) {
+			t.Errorf("%s = %v, the seed's %v", k, gr[k], wr[k])
+		}
+	}
+	if gr["hubInfo"].(map[string]any)["name"] != "openhal" {
+		t.Errorf("hubInfo %v", gr["hubInfo"])
+	}
+	have := fmt.Sprint(gr["capabilities"].(map[string]any)["notifications"])
+	for _, n := range wr["capabilities"].(map[string]any)["notifications"].([]any) {
+		if !strings.Contains(have, n.(string)) {
+			t.Errorf("notifications %s lack the seed's %s", have, n)
+		}
+	}
+	if _, ok := gr["bootId"].(string); !ok {
+		t.Error("no bootId")
+	}
+	c.sendRaw(string(mustJSON(ex["initialized"])))
+	if m := c.call("hal/ping", nil); m.Error != nil {
+		t.Fatalf("after the seed's hal/initialized: %s", m.raw)
 	}
 }
