@@ -350,6 +350,7 @@ func parseValue(s string) json.RawMessage {
 func cmdWrite(args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("write", "ID VALUE [--reason TEXT] [flags]", true, stderr)
 	reason := fs.String("reason", "", "why, for the audit log and whoever approves a confirmation")
+	reply := fs.Bool("reply", false, "serial devices: wait for the instrument's answer line and print it")
 	pos, err := parseClientArgs(fs, args)
 	if err != nil {
 		return err
@@ -365,7 +366,7 @@ func cmdWrite(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer c.Close()
-	params := openhal.WriteParams{Device: id, Value: value, Reason: *reason}
+	params := openhal.WriteParams{Device: id, Value: value, Reason: *reason, Reply: *reply}
 	raw, err := f.call(ctx, c, openhal.MethodWrite, params, id)
 	if err != nil {
 		return err
