@@ -76,7 +76,7 @@ func TestValidID(t *testing.T) {
 	for id, want := range map[string]bool{
 		"sim.led": true, "a": true, "0x.y_z-1": true, "bench.heater": true,
 		"": false, "Sim.led": false, ".led": false, "_a": false, "a b": false,
-		"a23456789012345678901234567890123456789012345678901234567890123x": true,
+		"a23456789012345678901234567890123456789012345678901234567890123x":  true,
 		"a234567890123456789012345678901234567890123456789012345678901234x": false,
 	} {
 		if got := ValidID(id); got != want {
