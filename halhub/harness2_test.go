@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -33,11 +32,21 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 	}
 }
 
+// waitChan waits for ch to deliver or close, failing the test after 5 s.
+func waitChan(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(5 * time.Second):
+		t.Fatalf("timed out after 5 s waiting for %s", what)
+	}
+}
+
 // waitConnections waits until the Hub counts n connections: a connection
 // the client saw closed is forgotten a moment later.
 func (th *testHub) waitConnections(t *testing.T, n int) {
 	t.Helper()
-	waitFor(t, 5*time.Second, "the hub to count "+itoa(n)+" connections", func() bool { return th.hub.Connections() == n })
+	waitFor(t, 5*time.Second, "the hub to count "+strconv.Itoa(n)+" connections", func() bool { return th.hub.Connections() == n })
 }
 
 // waitIdle waits until no connection has a request in flight: an answer
@@ -87,24 +96,39 @@ func request(id int, method string, params any) string {
 	return string(mustJSON(req))
 }
 
-// answers waits for the answers to ids, in any order, skipping
-// notifications; it returns them by id.
+// answers waits for the answers to ids, in any order; it returns them by
+// id. Other messages are kept for next and notification.
 func (c *client) answers(ids []int) map[int]msg {
 	c.t.Helper()
 	want := map[string]int{}
 	for _, id := range ids {
-		want[itoa(id)] = id
+		want[strconv.Itoa(id)] = id
 	}
 	got := map[int]msg{}
+	take := func(m msg) bool {
+		id, ok := want[string(m.ID)]
+		if !ok || m.Method != "" {
+			return false
+		}
+		if _, dup := got[id]; dup {
+			c.t.Fatalf("two answers to id %d: %s", id, m.raw)
+		}
+		got[id] = m
+		return true
+	}
+	kept := c.pending[:0]
+	for _, m := range c.pending {
+		if !take(m) {
+			kept = append(kept, m)
+		}
+	}
+	c.pending = kept
 	deadline := time.After(10 * time.Second)
 	for len(got) < len(ids) {
 		select {
 		case m := <-c.in:
-			if id, ok := want[string(m.ID)]; ok && m.Method == "" {
-				if _, dup := got[id]; dup {
-					c.t.Fatalf("two answers to id %d: %s", id, m.raw)
-				}
-				got[id] = m
+			if !take(m) {
+				c.pending = append(c.pending, m)
 			}
 		case <-c.closed:
 			c.t.Fatalf("connection closed with %d of %d answers", len(got), len(ids))
@@ -115,7 +139,19 @@ func (c *client) answers(ids []int) map[int]msg {
 	return got
 }
 
-func itoa(n int) string { return strconv.Itoa(n) }
+// received returns, without waiting, what has arrived and not been taken.
+func (c *client) received() []msg {
+	out := append([]msg(nil), c.pending...)
+	for {
+		select {
+		case m := <-c.in:
+			c.pending = append(c.pending, m)
+			out = append(out, m)
+		default:
+			return out
+		}
+	}
+}
 
 // dialWSResponse dials /hal and returns the handshake's response as well,
 // for the tests that expect a refusal.
@@ -193,17 +229,27 @@ func (rc *rawConn) next() msg {
 
 // read reads one message; err is the connection's end or the deadline.
 func (rc *rawConn) read(d time.Duration) (msg, error) {
-	rc.c.SetReadDeadline(time.Now().Add(d))
-	line, err := rc.br.ReadString('\n')
+	line, err := rc.readLine(d)
 	if err != nil {
 		return msg{}, err
 	}
 	var m msg
-	if err := json.Unmarshal([]byte(line), &m); err != nil {
+	if err := json.Unmarshal(line, &m); err != nil {
 		rc.t.Fatalf("hub sent bad JSON %q: %v", line, err)
 	}
-	m.raw = strings.TrimSpace(line)
+	m.raw = string(line)
 	return m, nil
+}
+
+// readLine reads one line without its '\n'; it is valid until the next
+// read.
+func (rc *rawConn) readLine(d time.Duration) ([]byte, error) {
+	rc.c.SetReadDeadline(time.Now().Add(d))
+	line, err := rc.br.ReadSlice('\n')
+	if err != nil {
+		return nil, err
+	}
+	return line[:len(line)-1], nil
 }
 
 // numberDevice is a writable number device that records what it is given.
@@ -211,7 +257,8 @@ func numberDevice(id string) writerDevice {
 	return writerDevice{&testDevice{desc: device.Descriptor{ID: id, Kind: device.KindPWM, Source: "board", Access: device.AccessReadWrite, Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeNumber}}}}
 }
 
-// initWith sends hal/initialize with params and returns the answer.
+// initWith sends hal/initialize with tok in params (none if empty) and
+// returns the answer.
 func (c *client) initWith(tok string) msg {
 	c.t.Helper()
 	p := map[string]any{"protocolVersion": "0.1", "clientInfo": map[string]string{"name": "test", "version": "1"}}
@@ -226,6 +273,11 @@ func (c *client) initWith(tok string) msg {
 // select picks either ready case).
 func (c *client) lastBeforeClose() msg {
 	c.t.Helper()
+	if len(c.pending) > 0 {
+		m := c.pending[0]
+		c.pending = c.pending[1:]
+		return m
+	}
 	select {
 	case m := <-c.in:
 		return m

@@ -219,6 +219,14 @@ func (c *client) answer(id json.RawMessage) msg {
 			}
 			c.pending = append(c.pending, m)
 		case <-c.closed:
+			if m, ok := c.drained(); ok {
+				c.pending = append(c.pending, m)
+				if m.Method == "" && string(m.ID) == string(id) {
+					c.pending = c.pending[:len(c.pending)-1]
+					return m
+				}
+				continue
+			}
 			c.t.Fatalf("connection closed while waiting for the answer to %s", id)
 		case <-deadline:
 			c.t.Fatalf("no answer to id %s within 5 s", id)
@@ -238,6 +246,9 @@ func (c *client) next() msg {
 	case m := <-c.in:
 		return m
 	case <-c.closed:
+		if m, ok := c.drained(); ok {
+			return m
+		}
 		c.t.Fatal("connection closed while waiting for a message")
 	case <-time.After(5 * time.Second):
 		c.t.Fatal("no message within 5 s")
@@ -262,6 +273,12 @@ func (c *client) notification(method string) msg {
 				return m
 			}
 		case <-c.closed:
+			if m, ok := c.drained(); ok {
+				if m.Method == method {
+					return m
+				}
+				continue
+			}
 			c.t.Fatalf("connection closed while waiting for %s", method)
 		case <-deadline:
 			c.t.Fatalf("no %s within 5 s", method)
@@ -397,4 +414,16 @@ func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	return ctx, cancel
+}
+
+// drained returns a message that arrived before the connection closed: the
+// reader delivers everything before it closes c.closed, so once closed is
+// seen, whatever is left waits in c.in.
+func (c *client) drained() (msg, bool) {
+	select {
+	case m := <-c.in:
+		return m, true
+	default:
+		return msg{}, false
+	}
 }

@@ -63,6 +63,7 @@ func (s *session) checkInitialize(raw json.RawMessage) (*openhal.InitializeResul
 		return nil, errInvalidParams("bad_client_info", "params.clientInfo: want {name, version} with a name")
 	}
 	if s.reserveOnly && entry.Scope != openhal.ScopeAdmin {
+		s.hub.stats.refused.Add(1)
 		return nil, errForbidden("connection_limit", "all %d connections are taken; the rest are kept for admin tokens", s.hub.opt.Limits.MaxConnections)
 	}
 	principal := openhal.Principal{Kind: entry.Kind, Name: entry.Name, Scope: entry.Scope}

@@ -3,6 +3,7 @@ package halhub
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,9 +12,9 @@ import (
 	"gateway/openhal"
 )
 
-// dialers are the transports a test runs over, each dialling a client that
+// bothTransports are the transports a test runs over, each dialling a client that
 // gives its token in params.
-var dialers = []struct {
+var bothTransports = []struct {
 	name string
 	dial func(*testHub, *testing.T) *client
 }{
@@ -25,7 +26,7 @@ var dialers = []struct {
 // blanks (JSON whitespace).
 func padded(t *testing.T, id, size int) string {
 	t.Helper()
-	head := `{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"hal/ping"`
+	head := `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"hal/ping"`
 	if len(head)+1 > size {
 		t.Fatalf("size %d too small", size)
 	}
@@ -37,7 +38,7 @@ func padded(t *testing.T, id, size int) string {
 // the library's own limit sits above the Hub's, so the Hub answers.
 func TestMessageSizeLimit(t *testing.T) {
 	const limit = 4096
-	for _, tr := range dialers {
+	for _, tr := range bothTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
 			th := newTestHub(t, func(o *Options) { o.Limits.MaxMessageBytes = limit })
@@ -99,7 +100,7 @@ func TestInFlightLimit(t *testing.T) {
 		ids[i] = 100 + i
 		c.sendRaw(request(ids[i], "hal/write", map[string]any{"device": "bench.slow", "value": i}))
 	}
-	<-entered
+	waitChan(t, entered, "the first write to reach the device")
 	c.sendRaw(request(200, "hal/write", map[string]any{"device": "bench.slow", "value": 99}))
 	c.sendRaw(request(201, "hal/ping", nil))
 	busy := c.answers([]int{200, 201})
@@ -108,10 +109,10 @@ func TestInFlightLimit(t *testing.T) {
 			t.Errorf("request %d past the limit: got %s, want BUSY", id, m.raw)
 		}
 	}
-	select {
-	case m := <-c.in:
-		t.Fatalf("a held request was answered before its device was released: %s", m.raw)
-	default:
+	for _, m := range c.received() {
+		if m.Method == "" {
+			t.Fatalf("a held request was answered before its device was released: %s", m.raw)
+		}
 	}
 
 	close(release)
@@ -194,7 +195,7 @@ func TestConnectionLimit(t *testing.T) {
 // open past it.
 func TestInitTimeout(t *testing.T) {
 	const timeout = 200 * time.Millisecond
-	for _, tr := range dialers {
+	for _, tr := range bothTransports {
 		t.Run(tr.name, func(t *testing.T) {
 			t.Parallel()
 			th := newTestHub(t, func(o *Options) { o.Limits.InitTimeout = timeout })

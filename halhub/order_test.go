@@ -123,7 +123,7 @@ func TestTimedOutWriteLeavesLine(t *testing.T) {
 		c.sendRaw(request(id, "hal/write", map[string]any{"device": "bench.dac", "value": v, "timeoutMs": timeoutMs}))
 	}
 	write(1, 1, 20_000) // holds the device
-	<-entered
+	waitChan(t, entered, "write 1 to reach the device")
 	write(2, 2, 20) // gives up waiting
 	m := c.answers([]int{2})[2]
 	if m.Error == nil || m.Error.Code != openhal.CodeTimeout || m.reason() != "device_busy" {
@@ -169,8 +169,10 @@ func TestWriteOrderTurns(t *testing.T) {
 		t.Fatal("t2 gave up and handed the device to t3 while t1 holds it")
 	}
 	t1.leave()
-	if err := t3.wait(context.Background()); err != nil {
-		t.Fatal(err)
+	ctx3, cancel3 := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel3()
+	if err := t3.wait(ctx3); err != nil {
+		t.Fatalf("t3 after t1 left (t2 gave up): %v", err)
 	}
 	t3.leave()
 	other.leave()

@@ -24,7 +24,12 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	bearer := bearerToken(r)
 	tr := &wsTransport{max: h.opt.Limits.MaxMessageBytes, addr: hostOf(r.RemoteAddr)}
 	s := newSession(h, tr, bearer)
-	if !h.admit(s) || (s.reserveOnly && !h.isAdminToken(bearer)) {
+	if !h.admit(s) {
+		http.Error(w, "too many connections", http.StatusServiceUnavailable)
+		return
+	}
+	if s.reserveOnly && !h.isAdminToken(bearer) {
+		h.stats.refused.Add(1)
 		h.forget(s)
 		http.Error(w, "too many connections", http.StatusServiceUnavailable)
 		return
