@@ -99,10 +99,10 @@ func (b *Board) input(id, label string) *input {
 // Rules returns the safety rules of the sim board's devices, for the Hub
 // to enforce: sim.heater may be on only while sim.door is closed, and for
 // at most HeaterMaxOn.
-func (b *Board) Rules() map[string]board.Rules {
-	return map[string]board.Rules{
+func (b *Board) Rules() map[string]device.Rules {
+	return map[string]device.Rules{
 		Heater: {
-			Interlock: []board.Condition{{Device: Door, Op: board.OpEq, Value: false}},
+			Interlock: []device.Condition{{Device: Door, Op: device.OpEq, Value: false}},
 			MaxOn:     HeaterMaxOn,
 		},
 	}

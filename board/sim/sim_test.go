@@ -310,8 +310,8 @@ func TestMeterPeriodicLines(t *testing.T) {
 
 func TestRules(t *testing.T) {
 	b := sim.New(board.Default().Sim, clocktest.NewFake(epoch))
-	want := map[string]board.Rules{sim.Heater: {
-		Interlock: []board.Condition{{Device: sim.Door, Op: "eq", Value: false}},
+	want := map[string]device.Rules{sim.Heater: {
+		Interlock: []device.Condition{{Device: sim.Door, Op: "eq", Value: false}},
 		MaxOn:     10 * time.Minute,
 	}}
 	if got := b.Rules(); !reflect.DeepEqual(got, want) {
