@@ -1,9 +1,10 @@
 // Package board turns a configuration file into the gateway's settings:
-// which board it drives, where the Hub listens and with which limits, and
-// the sim board's timing. The file is strict YAML: Load and Parse report
-// every unknown field, wrong type and bad value at once, each with its
-// path, so that `gateway check` and `gateway run` refuse a bad file with
-// the whole list of what to fix.
+// which board it drives, where the Hub listens and with which limits, the
+// sim board's timing, and the devices' risks, safe values and safety
+// rules. The file is strict YAML: Load and Parse report every unknown
+// field, wrong type and bad value at once, each with its path, so that
+// `gateway check` and `gateway run` refuse a bad file with the whole list
+// of what to fix.
 package board
 
 import (
@@ -12,6 +13,7 @@ import (
 	"os"
 	"time"
 
+	"gateway/board/sim"
 	"gateway/openhal"
 )
 
@@ -22,9 +24,15 @@ type Config struct {
 	Board string `yaml:"board"`
 	// StateDir holds tokens, the audit log and the latched stop. Empty
 	// means the command line's --state-dir or its default.
-	StateDir string    `yaml:"stateDir"`
-	Hub      HubConfig `yaml:"hub"`
-	Sim      SimConfig `yaml:"sim"`
+	StateDir string     `yaml:"stateDir"`
+	Hub      HubConfig  `yaml:"hub"`
+	Sim      sim.Config `yaml:"sim"`
+	// Devices changes the board's devices and states their safety
+	// rules, by device id (see DeviceConfig).
+	Devices map[string]DeviceConfig `yaml:"devices"`
+	// StopButtonID names a gpio.input whose true engages the emergency
+	// stop; empty: none. StopButton returns it.
+	StopButtonID string `yaml:"stopButton"`
 }
 
 // HubConfig is how the Hub serves clients.
@@ -52,18 +60,6 @@ type Limits struct {
 	AdminReserve    int           `yaml:"adminReserve"`   // connections kept for admin tokens
 	InitTimeout     time.Duration `yaml:"initTimeout"`    // to complete hal/initialize
 	QueueLength     int           `yaml:"queueLength"`    // per-connection queue of non-value notifications
-}
-
-// SimConfig tunes the sim board.
-type SimConfig struct {
-	// MeterInterval is how often sim.meter sends a reading line.
-	MeterInterval time.Duration `yaml:"meterInterval"`
-	// PollInterval is how often sim.temperature is sampled: a change is
-	// published at the first sample past the threshold.
-	PollInterval time.Duration `yaml:"pollInterval"`
-	// TemperatureThreshold, in °C, is how far sim.temperature must move
-	// from the last published value to be published again.
-	TemperatureThreshold float64 `yaml:"temperatureThreshold"`
 }
 
 //go:embed default.yaml

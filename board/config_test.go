@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"gateway/board/sim"
 )
 
 func TestDefault(t *testing.T) {
@@ -21,7 +23,7 @@ func TestDefault(t *testing.T) {
 				AdminReserve: 4, InitTimeout: 10 * time.Second, QueueLength: 1024,
 			},
 		},
-		Sim: SimConfig{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
+		Sim: sim.Config{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -71,7 +73,7 @@ sim:
 					AdminReserve: 0, InitTimeout: 90 * time.Second, QueueLength: 16},
 				MetricsPublic: true,
 			}
-			c.Sim = SimConfig{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
+			c.Sim = sim.Config{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
 		}},
 		{"anchors and aliases", "board: sim\nsim:\n  meterInterval: &i 3s\n  pollInterval: *i\n", func(c *Config) {
 			c.Sim.MeterInterval, c.Sim.PollInterval = 3*time.Second, 3*time.Second
@@ -105,7 +107,7 @@ func TestParseErrors(t *testing.T) {
 	}{
 		// Structure.
 		{"unknown field", lim("    maxInflight: 3\n"), "hub.limits.maxInflight: unknown field (did you mean maxInFlight?)"},
-		{"unknown top-level field", "board: sim\ndevices: []\n", "devices: unknown field"},
+		{"unknown top-level field", "board: sim\nplugins: []\n", "plugins: unknown field"},
 		{"field set twice", "board: sim\nhub:\n  conformance: read\n  conformance: full\n", "hub.conformance: set twice (first on line 3)"},
 		{"not a mapping", "- board\n", "want a mapping of settings, got a list"},
 		{"section not a mapping", "board: sim\nhub: 3\n", "hub: want a mapping of settings, got 3"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"reflect"
 	"slices"
 	"sort"
@@ -49,19 +50,33 @@ func (d *decoder) decode(data []byte, c *Config) error {
 // result adds the faults of value found after decoding, except for fields
 // whose form was already wrong (they hold a default, not the user's
 // value), and returns every fault in the order of the file; faults
-// without a line (a required field that is missing) come first.
+// without a line (a required field that is missing) come first, or just
+// after the line of the section that lacks them.
 func (d *decoder) result(values Errors) Errors {
+	var kept []fault
 	for _, e := range values {
 		if !d.spoilt(e.Path) {
-			d.fail(e.Path, d.lines[e.Path], "%s", e.Msg)
+			kept = append(kept, fault{e, d.lineOf(e.Path)})
 		}
 	}
+	d.faults = append(d.faults, kept...)
 	sort.SliceStable(d.faults, func(i, j int) bool { return d.faults[i].line < d.faults[j].line })
 	var out Errors
 	for _, f := range d.faults {
 		out = append(out, f.FieldError)
 	}
 	return out
+}
+
+// lineOf returns the line of path in the file, or of the nearest section
+// holding it, or 0.
+func (d *decoder) lineOf(path string) int {
+	for p := path; p != ""; p = parent(p) {
+		if line, ok := d.lines[p]; ok {
+			return line
+		}
+	}
+	return 0
 }
 
 // parseDocument returns the one YAML document in data, or nil for an empty
@@ -90,17 +105,24 @@ func (d *decoder) spoilt(path string) bool {
 	if d.bad[""] {
 		return true
 	}
-	for p := path; p != ""; {
+	for p := path; p != ""; p = parent(p) {
 		if d.bad[p] {
 			return true
 		}
-		i := strings.LastIndexByte(p, '.')
-		if i < 0 {
-			break
-		}
-		p = p[:i]
 	}
 	return false
+}
+
+// parent returns the path of the section or list holding path:
+// "devices.sim.heater.rules.interlock[0]" is held by
+// "devices.sim.heater.rules.interlock". A device id has dots of its own,
+// so its parents include paths that name nothing; they are never bad.
+func parent(path string) string {
+	i := strings.LastIndexAny(path, ".[")
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
 }
 
 func (d *decoder) fail(path string, line int, format string, args ...any) {
@@ -119,6 +141,14 @@ func (d *decoder) value(path string, n *yaml.Node, v reflect.Value) {
 	switch {
 	case v.Type() == durationType:
 		d.duration(path, n, v)
+	case v.Kind() == reflect.Pointer:
+		d.pointer(path, n, v)
+	case v.Kind() == reflect.Map:
+		d.dict(path, n, v)
+	case v.Kind() == reflect.Slice:
+		d.list(path, n, v)
+	case v.Kind() == reflect.Interface:
+		d.plain(path, n, v)
 	case v.Kind() == reflect.Struct:
 		d.mapping(path, n, v)
 	case v.Kind() == reflect.String:
@@ -161,6 +191,135 @@ func (d *decoder) mapping(path string, n *yaml.Node, v reflect.Value) {
 		}
 		d.value(p, val, v.Field(fi))
 	}
+}
+
+// pointer decodes an optional field: it stays nil when the file leaves
+// it out, and when its value has a fault. A null is judged by the type
+// pointed to (a number must be given, a string may be empty).
+func (d *decoder) pointer(path string, n *yaml.Node, v reflect.Value) {
+	p := reflect.New(v.Type().Elem())
+	before := len(d.faults)
+	d.value(path, n, p.Elem())
+	if len(d.faults) == before {
+		v.Set(p)
+	}
+}
+
+// dict decodes a mapping whose keys are names of the user's choosing
+// (device ids) into a map from string. A null leaves it as it was.
+func (d *decoder) dict(path string, n *yaml.Node, v reflect.Value) {
+	if isNull(n) {
+		return
+	}
+	if n.Kind != yaml.MappingNode {
+		d.fail(path, n.Line, "want a mapping, got %s", describe(n))
+		return
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMap(v.Type()))
+	}
+	seen := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		key, val := n.Content[i], n.Content[i+1]
+		if key.Kind != yaml.ScalarNode {
+			d.fail(path, key.Line, "want a name as key, got %s", describe(key))
+			continue
+		}
+		p := join(path, key.Value)
+		if first, ok := seen[key.Value]; ok {
+			d.fail(p, key.Line, "set twice (first on line %d)", first)
+			continue
+		}
+		seen[key.Value] = key.Line
+		k := reflect.ValueOf(key.Value)
+		elem := reflect.New(v.Type().Elem()).Elem()
+		if old := v.MapIndex(k); old.IsValid() {
+			elem.Set(old)
+		}
+		d.value(p, val, elem)
+		v.SetMapIndex(k, elem)
+	}
+}
+
+// list decodes a sequence; item i has the path "path[i]". A null is a
+// fault: "nothing" could mean either "none" or "keep the default", and a
+// safety setting must not be guessed.
+func (d *decoder) list(path string, n *yaml.Node, v reflect.Value) {
+	if n.Kind != yaml.SequenceNode {
+		d.fail(path, n.Line, "want a list ([] for none), got %s", describe(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, item := range n.Content {
+		d.value(fmt.Sprintf("%s[%d]", path, i), item, s.Index(i))
+	}
+	v.Set(s)
+}
+
+// plain decodes a device value, whose type only the device's schema
+// tells, into what encoding/json would make of the same value in JSON:
+// bool, float64, string, map[string]any, []any. Null is refused: a
+// device value is never nothing.
+func (d *decoder) plain(path string, n *yaml.Node, v reflect.Value) {
+	x, err := plainValue(n)
+	switch {
+	case err != nil:
+		d.fail(path, n.Line, "%v", err)
+	case x == nil:
+		d.fail(path, n.Line, "want a value, got nothing")
+	default:
+		v.Set(reflect.ValueOf(x))
+	}
+}
+
+func plainValue(n *yaml.Node) (any, error) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.SequenceNode:
+		out := make([]any, len(n.Content))
+		for i, item := range n.Content {
+			x, err := plainValue(item)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = x
+		}
+		return out, nil
+	case yaml.MappingNode:
+		out := map[string]any{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := n.Content[i]
+			if key.Kind != yaml.ScalarNode || key.ShortTag() != "!!str" {
+				return nil, fmt.Errorf("line %d: want a name as key, got %s", key.Line, describe(key))
+			}
+			if _, dup := out[key.Value]; dup {
+				return nil, fmt.Errorf("line %d: %s set twice", key.Line, key.Value)
+			}
+			x, err := plainValue(n.Content[i+1])
+			if err != nil {
+				return nil, err
+			}
+			out[key.Value] = x
+		}
+		return out, nil
+	}
+	switch n.ShortTag() {
+	case "!!null":
+		return nil, nil
+	case "!!bool":
+		var b bool
+		err := n.Decode(&b)
+		return b, err
+	case "!!int", "!!float":
+		var f float64
+		if err := n.Decode(&f); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return nil, fmt.Errorf("want a finite number, got %s", n.Value)
+		}
+		return f, nil
+	}
+	return n.Value, nil // a string, or text YAML would read as a timestamp
 }
 
 // str decodes any scalar as its text: `port: 7751` is the string "7751",

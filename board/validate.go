@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"gateway/board/sim"
 	"gateway/openhal"
 )
 
@@ -46,7 +47,8 @@ func (c *Config) check() Errors {
 	}
 	v.listen(c.Hub.Listen)
 	v.limits(c.Hub.Limits)
-	v.sim(c.Sim)
+	v.simBoard(c.Sim)
+	v.devices(c)
 	return v.errs
 }
 
@@ -128,7 +130,7 @@ func (v *validator) limits(l Limits) {
 	positive("hub.limits.queueLength", l.QueueLength)
 }
 
-func (v *validator) sim(s SimConfig) {
+func (v *validator) simBoard(s sim.Config) {
 	v.duration("sim.meterInterval", s.MeterInterval)
 	v.duration("sim.pollInterval", s.PollInterval)
 	t := s.TemperatureThreshold

@@ -1,20 +1,25 @@
 package halclient_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/coder/websocket"
+
+	"gateway/device"
 	"gateway/halclient"
-	"gateway/halclient/halclienttest"
+	"gateway/halhub"
 	"gateway/jsonrpc"
 	"gateway/openhal"
 )
@@ -26,18 +31,11 @@ func testCtx(t *testing.T) context.Context {
 }
 
 // transports runs f once per transport, each against its own hub.
-func transports(t *testing.T, f func(t *testing.T, hub *halclienttest.Hub, url string)) {
-	for _, tr := range []struct {
-		name   string
-		listen func(*halclienttest.Hub) string
-	}{
-		{"ws", (*halclienttest.Hub).ServeWebSocket},
-		{"tcp", (*halclienttest.Hub).ListenTCP},
-		{"unix", (*halclienttest.Hub).ListenUnix},
-	} {
-		t.Run(tr.name, func(t *testing.T) {
-			hub := halclienttest.New(t, "boot-1")
-			f(t, hub, tr.listen(hub))
+func transports(t *testing.T, f func(t *testing.T, hub *testHub, url string)) {
+	for _, tr := range []string{"ws", "tcp", "unix"} {
+		t.Run(tr, func(t *testing.T) {
+			hub := newTestHub(t)
+			f(t, hub, hub.listen(tr))
 		})
 	}
 }
@@ -53,33 +51,42 @@ func dial(t *testing.T, url, token string) *halclient.Conn {
 }
 
 func TestSession(t *testing.T) {
-	transports(t, func(t *testing.T, hub *halclienttest.Hub, url string) {
+	transports(t, func(t *testing.T, hub *testHub, url string) {
 		ctx := testCtx(t)
-		c := dial(t, url, halclienttest.AgentToken)
+		c := dial(t, url, hub.agent)
 		init := c.Init()
-		if init.ProtocolVersion != "0.1" || init.BootID != "boot-1" || init.Principal.Name != "bench-agent" {
+		want := openhal.Principal{Kind: openhal.KindAgent, Name: "bench-agent", Scope: openhal.ScopeControlLow}
+		if init.ProtocolVersion != "0.1" || init.BootID != hub.hub.BootID() || init.Principal != want {
 			t.Errorf("Init() = %+v", init)
 		}
 
 		// The token travels in the header on WebSocket and in params
 		// elsewhere, never both.
-		seen := hub.WaitFor("hal/initialized", func(s halclienttest.Seen) bool { return s.Initialized == 1 })
-		in := seen.Inits[0]
-		if strings.HasPrefix(url, "ws:") {
-			if in.Bearer != halclienttest.AgentToken || in.Params.Token != nil {
-				t.Errorf("ws: bearer %q, params.token %v; want the header only", in.Bearer, in.Params.Token)
-			}
-		} else if in.Bearer != "" || in.Params.Token == nil || *in.Params.Token != halclienttest.AgentToken {
-			t.Errorf("bearer %q, params.token %v; want params.token only", in.Bearer, in.Params.Token)
+		seen := hub.wire.waitFor(t, "hal/initialized", func(s []connSeen) bool {
+			return len(s) == 1 && s[0].count(openhal.NotifyInitialized) == 1
+		})
+		var in openhal.InitializeParams
+		if m := seen[0].msgs[0]; m.Method != openhal.MethodInitialize || json.Unmarshal(m.Params, &in) != nil {
+			t.Fatalf("first message %s %s; want hal/initialize", m.Method, m.Params)
 		}
-		if *in.Params.ProtocolVersion != "0.1" || in.Params.ClientInfo.Name != "test" || in.Params.ClientInfo.Version != "1.0" {
-			t.Errorf("initialize params %+v", in.Params)
+		bearer := seen[0].bearer
+		if strings.HasPrefix(url, "ws:") {
+			if bearer != hub.agent || in.Token != nil {
+				t.Errorf("ws: bearer %q, params.token %v; want the header only", bearer, in.Token)
+			}
+		} else if bearer != "" || in.Token == nil || *in.Token != hub.agent {
+			t.Errorf("bearer %q, params.token %v; want params.token only", bearer, in.Token)
+		}
+		if *in.ProtocolVersion != "0.1" || in.ClientInfo.Name != "test" || in.ClientInfo.Version != "1.0" {
+			t.Errorf("initialize params %+v", in)
 		}
 
 		devs, err := c.Devices(ctx)
-		if err != nil || len(devs) != 4 || devs[0].ID != "sim.led" {
+		if err != nil || len(devs) != 4 || devs[0].ID != "sim.door" {
 			t.Fatalf("Devices() = %v, %v", devs, err)
 		}
+		// With maxAgeMs the Hub answers with the value it holds (seq 4;
+		// the bench's clock stands still), not a fresh measurement.
 		v, err := c.Read(ctx, "sim.temperature", 1000)
 		if err != nil || v.Seq != 4 || v.Value.(map[string]any)["temperature"] != 20.5 {
 			t.Fatalf("Read = %+v, %v", v, err)
@@ -98,7 +105,9 @@ func TestSession(t *testing.T) {
 		if err := c.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
-		hub.WaitFor("hal/shutdown and the end", func(s halclienttest.Seen) bool { return s.Shutdowns == 1 && s.Ended == 1 })
+		hub.wire.waitFor(t, "hal/shutdown and the end", func(s []connSeen) bool {
+			return s[0].count(openhal.NotifyShutdown) == 1 && s[0].ended
+		})
 		if _, ok := <-c.Notifications(); ok {
 			t.Error("Notifications() still open after Close")
 		}
@@ -125,9 +134,21 @@ func nextNotification(t *testing.T, c *halclient.Conn) halclient.Notification {
 	panic("unreachable")
 }
 
+// TestWritePending decodes a write that waits for an admin. The Hub has
+// no confirmations yet, so a scripted hub answers it.
 func TestWritePending(t *testing.T) {
-	hub := halclienttest.New(t, "boot-1")
-	c := dial(t, hub.ListenTCP(), halclienttest.AgentToken)
+	url, _ := scriptedHub(t, "tcp", func(method string) any {
+		if method != openhal.MethodWrite {
+			return map[string]any{"protocolVersion": "0.1", "bootId": "b"}
+		}
+		now := time.Now().UTC()
+		by := map[string]string{"kind": "agent", "name": "bench-agent", "scope": "control.low"}
+		return map[string]any{"status": openhal.StatusPending, "confirmation": map[string]any{
+			"id": "c-1", "device": "sim.heater", "value": true, "reason": "preheat", "requestedBy": by,
+			"status": "pending", "createdAt": now, "expiresAt": now.Add(2 * time.Minute),
+		}}
+	})
+	c := dial(t, url, "t")
 	w, err := c.Write(testCtx(t), "sim.heater", json.RawMessage("true"), "preheat")
 	if err != nil {
 		t.Fatal(err)
@@ -190,8 +211,8 @@ func TestDialBadURL(t *testing.T) {
 }
 
 func TestDialWebSocketWrongPath(t *testing.T) {
-	hub := halclienttest.New(t, "boot-1")
-	url := strings.TrimSuffix(hub.ServeWebSocket(), "/hal") + "/nothere"
+	hub := newTestHub(t)
+	url := strings.TrimSuffix(hub.listen("ws"), "/hal") + "/nothere"
 	_, err := halclient.Dial(testCtx(t), url, halclient.Options{})
 	if err == nil || !strings.Contains(err.Error(), "no OpenHAL hub at "+url) {
 		t.Errorf("Dial = %v", err)
@@ -199,7 +220,7 @@ func TestDialWebSocketWrongPath(t *testing.T) {
 }
 
 func TestDialUnauthorized(t *testing.T) {
-	transports(t, func(t *testing.T, hub *halclienttest.Hub, url string) {
+	transports(t, func(t *testing.T, hub *testHub, url string) {
 		for _, tc := range []struct{ token, want, reason string }{
 			{"wrong", "the hub refused the token (UNAUTHORIZED): token_unknown", "token_unknown"},
 			{"", "the hub wants a token and none was given (UNAUTHORIZED): token_missing", "token_missing"},
@@ -215,51 +236,75 @@ func TestDialUnauthorized(t *testing.T) {
 		}
 		// Both refused connections are closed by the client; no
 		// hal/initialized was sent.
-		s := hub.WaitFor("both connections to end", func(s halclienttest.Seen) bool { return s.Ended == 2 })
-		if s.Initialized != 0 {
-			t.Errorf("hal/initialized sent %d times after UNAUTHORIZED", s.Initialized)
+		seen := hub.wire.waitFor(t, "both connections to end", func(s []connSeen) bool { return len(s) == 2 && allEnded(s) })
+		for _, s := range seen {
+			if n := s.count(openhal.NotifyInitialized); n != 0 {
+				t.Errorf("hal/initialized sent %d times after UNAUTHORIZED", n)
+			}
 		}
 	})
 }
 
+// TestDialVersionMismatch: the Hub speaks only 0.1, so a scripted hub
+// plays one that answers 0.2.
 func TestDialVersionMismatch(t *testing.T) {
-	transports(t, func(t *testing.T, hub *halclienttest.Hub, url string) {
-		hub.SetVersion("0.2")
-		_, err := halclient.Dial(testCtx(t), url, halclient.Options{Token: halclienttest.AdminToken})
-		var ve *halclient.VersionError
-		if !errors.As(err, &ve) || ve.Hub != "0.2" {
-			t.Fatalf("Dial = %v; want a VersionError", err)
-		}
-		want := "the hub at " + url + " speaks OpenHAL v0.2; this client speaks only v0.1"
-		if err.Error() != want {
-			t.Errorf("error %q; want %q", err, want)
-		}
-		// Seed 3.1.2 point 5: the client disconnects, without
-		// hal/initialized.
-		s := hub.WaitFor("the client to disconnect", func(s halclienttest.Seen) bool { return s.Ended == 1 })
-		if s.Initialized != 0 {
-			t.Errorf("hal/initialized sent after a version mismatch")
-		}
+	for _, tr := range []string{"ws", "tcp", "unix"} {
+		t.Run(tr, func(t *testing.T) { testVersionMismatch(t, tr) })
+	}
+}
+
+func testVersionMismatch(t *testing.T, transport string) {
+	url, received := scriptedHub(t, transport, func(string) any {
+		return map[string]any{"protocolVersion": "0.2", "bootId": "b"}
 	})
+	_, err := halclient.Dial(testCtx(t), url, halclient.Options{Token: "t"})
+	var ve *halclient.VersionError
+	if !errors.As(err, &ve) || ve.Hub != "0.2" {
+		t.Fatalf("Dial = %v; want a VersionError", err)
+	}
+	want := "the hub at " + url + " speaks OpenHAL v0.2; this client speaks only v0.1"
+	if err.Error() != want {
+		t.Errorf("error %q; want %q", err, want)
+	}
+	// Seed 3.1.2 point 5: the client disconnects, without
+	// hal/initialized.
+	select {
+	case methods := <-received:
+		if slices.Contains(methods, openhal.NotifyInitialized) {
+			t.Errorf("hal/initialized sent after a version mismatch: %v", methods)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the client did not disconnect")
+	}
 }
 
 func TestConcurrentCalls(t *testing.T) {
-	transports(t, func(t *testing.T, hub *halclienttest.Hub, url string) {
+	transports(t, func(t *testing.T, hub *testHub, url string) {
 		ctx := testCtx(t)
-		c := dial(t, url, halclienttest.AdminToken)
-		// The hub holds n pings and answers them last first: each answer
-		// (its request's params) must reach the call that asked.
-		const n = 16
-		hub.HoldPings(n)
+		// n slow devices answer n reads last first: device i answers
+		// once the call that read device i+1 has returned, so each
+		// answer must reach its call by id. The Hub's limit of 32
+		// requests in flight bounds n and the reads beside them.
+		const n = 8
+		answered := make([]chan struct{}, n+1)
+		for i := range answered {
+			answered[i] = make(chan struct{})
+		}
+		close(answered[n])
+		for i := range n {
+			hub.add(slowSensor{fmt.Sprintf("slow.%d", i), float64(i), answered[i+1]})
+		}
+		c := dial(t, url, hub.admin)
 		var wg sync.WaitGroup
 		errs := make(chan error, 3*n)
 		for i := range n {
 			wg.Go(func() {
-				var res struct{ N int }
-				if err := c.Call(ctx, openhal.MethodPing, map[string]int{"n": i}, &res); err != nil {
+				defer close(answered[i])
+				id := fmt.Sprintf("slow.%d", i)
+				if v, err := c.Read(ctx, id, -1); err != nil {
 					errs <- err
-				} else if res.N != i {
-					errs <- fmt.Errorf("call %d got the answer of call %d", i, res.N)
+				} else if v.Device != id || v.Value != float64(i) {
+					errs <- fmt.Errorf("the read of %s got %s = %v", id, v.Device, v.Value)
 				}
 			})
 		}
@@ -279,9 +324,30 @@ func TestConcurrentCalls(t *testing.T) {
 	})
 }
 
+// slowSensor answers a read only once after is closed.
+type slowSensor struct {
+	id    string
+	value float64
+	after <-chan struct{}
+}
+
+func (s slowSensor) Descriptor() device.Descriptor {
+	return device.Descriptor{ID: s.id, Kind: device.KindSensor, Source: "test", Access: device.AccessRead,
+		Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeNumber}, State: device.StateOK}
+}
+
+func (s slowSensor) Read(ctx context.Context) (device.Reading, error) {
+	select {
+	case <-s.after:
+		return device.Reading{Value: s.value}, nil
+	case <-ctx.Done():
+		return device.Reading{}, ctx.Err()
+	}
+}
+
 func TestCallErrorIsJSONRPCError(t *testing.T) {
-	hub := halclienttest.New(t, "boot-1")
-	c := dial(t, hub.ListenTCP(), halclienttest.AdminToken)
+	hub := newTestHub(t)
+	c := dial(t, hub.listen("tcp"), hub.admin)
 	err := c.Call(testCtx(t), openhal.MethodRead, openhal.ReadParams{Device: "sim.lde"}, nil)
 	je, ok := err.(*jsonrpc.Error)
 	if !ok || je.Code != openhal.CodeDeviceNotFound || je.Reason() != "device_not_found" {
@@ -294,8 +360,8 @@ func TestCallErrorIsJSONRPCError(t *testing.T) {
 }
 
 func TestReadableErrors(t *testing.T) {
-	hub := halclienttest.New(t, "boot-1")
-	c := dial(t, hub.ServeWebSocket(), halclienttest.AdminToken)
+	hub := newTestHub(t)
+	c := dial(t, hub.listen("ws"), hub.admin)
 	ctx := testCtx(t)
 	_, err := c.Read(ctx, "sim.lde", -1)
 	check := func(err error, want string) {
@@ -308,9 +374,9 @@ func TestReadableErrors(t *testing.T) {
 	_, err = c.Write(ctx, "sim.led", "on", "")
 	check(err, "value of the wrong type for sim.led: want a boolean, got a string")
 	_, err = c.Write(ctx, "sim.door", true, "")
-	check(err, "sim.door is read-only (NOT_SUPPORTED): not_writable")
+	check(err, "device sim.door is read-only (NOT_SUPPORTED): read_only")
 	var he *halclient.HubError
-	if !errors.As(err, &he) || he.Code() != openhal.CodeNotSupported || he.Reason() != "not_writable" {
+	if !errors.As(err, &he) || he.Code() != openhal.CodeNotSupported || he.Reason() != "read_only" {
 		t.Errorf("%#v is not a HubError NOT_SUPPORTED", err)
 	}
 }
@@ -353,9 +419,9 @@ func TestHubErrorText(t *testing.T) {
 }
 
 func TestConnectionLost(t *testing.T) {
-	transports(t, func(t *testing.T, hub *halclienttest.Hub, url string) {
-		c := dial(t, url, halclienttest.AdminToken)
-		hub.Drop()
+	transports(t, func(t *testing.T, hub *testHub, url string) {
+		c := dial(t, url, hub.admin)
+		hub.hub.Close() // the Hub shuts down: it ends every connection
 		select {
 		case <-c.Done():
 		case <-time.After(10 * time.Second):
@@ -374,15 +440,19 @@ func TestConnectionLost(t *testing.T) {
 }
 
 func TestNotificationsDroppedWhenNotRead(t *testing.T) {
-	hub := halclienttest.New(t, "boot-1")
-	c, err := halclient.Dial(testCtx(t), hub.ListenTCP(), halclient.Options{Token: halclienttest.AdminToken, NotificationBuffer: 1})
+	hub := newTestHub(t)
+	c, err := halclient.Dial(testCtx(t), hub.listen("tcp"), halclient.Options{Token: hub.admin, NotificationBuffer: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	hub.WaitFor("hal/initialized", func(s halclienttest.Seen) bool { return s.Initialized == 1 })
-	for i := range 3 {
-		hub.Publish("sim.led", i%2 == 0)
+	// The Hub has read hal/initialized once it answers a later request.
+	if err := c.Ping(testCtx(t)); err != nil {
+		t.Fatal(err)
+	}
+	// Three devices, so that the Hub coalesces none of the values.
+	for _, id := range []string{"sim.led", "sim.door", "sim.heater"} {
+		hub.set(id, true)
 	}
 	// The answer comes after the three notifications on the same stream.
 	if err := c.Ping(testCtx(t)); err != nil {
@@ -397,38 +467,93 @@ func TestNotificationsDroppedWhenNotRead(t *testing.T) {
 }
 
 // TestHubRefusesMessage: an error with "id": null (a message the Hub could
-// not read) ends the connection with that error.
+// not read, here one over its size limit) ends the connection with that
+// error.
 func TestHubRefusesMessage(t *testing.T) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	for _, tr := range []string{"ws", "tcp", "unix"} {
+		t.Run(tr, func(t *testing.T) {
+			hub := newTestHub(t, func(o *halhub.Options) { o.Limits.MaxMessageBytes = 1024 })
+			c := dial(t, hub.listen(tr), hub.admin)
+			err := c.Call(testCtx(t), openhal.MethodPing, map[string]string{"pad": strings.Repeat("x", 2048)}, nil)
+			if err == nil {
+				t.Fatal("an oversized request was answered")
+			}
+			select {
+			case <-c.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatal("connection not ended")
+			}
+			want := "refused a message: message larger than 1024 bytes (INVALID_REQUEST): too_large"
+			if err := c.Err(); err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("Err() = %v; want %q", err, want)
+			}
+		})
+	}
+}
+
+// scriptedHub is a hub for what the real Hub cannot do: answer another
+// protocol version, or (until it has confirmations) a pending write. It
+// serves one connection on transport ("ws", "tcp" or "unix"), answers each
+// request with result(method), and once the client has closed, sends the
+// methods of the messages it received.
+func scriptedHub(t *testing.T, transport string, result func(method string) any) (url string, received <-chan []string) {
+	got := make(chan []string, 1)
+	serve := func(read func() ([]byte, error), write func([]byte) error) {
+		var methods []string
+		defer func() { got <- methods }()
+		for {
+			b, err := read()
+			if err != nil {
+				return
+			}
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(b, &m) != nil {
+				return
+			}
+			methods = append(methods, m.Method)
+			if m.ID == nil {
+				continue
+			}
+			out, err := jsonrpc.AppendResult(nil, m.ID, result(m.Method))
+			if err != nil || write(out) != nil {
+				return
+			}
+		}
+	}
+	if transport == "ws" {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ws, err := websocket.Accept(w, r, nil)
+			if err != nil {
+				return
+			}
+			defer ws.CloseNow()
+			ctx := r.Context()
+			serve(func() ([]byte, error) { _, b, err := ws.Read(ctx); return b, err },
+				func(b []byte) error { return ws.Write(ctx, websocket.MessageText, b) })
+		}))
+		t.Cleanup(srv.Close)
+		return "ws" + strings.TrimPrefix(srv.URL, "http") + "/hal", got
+	}
+	network, addr := "tcp", "127.0.0.1:0"
+	if transport == "unix" {
+		network, addr = "unix", filepath.Join(t.TempDir(), "hal.sock")
+	}
+	l, err := net.Listen(network, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
 	go func() {
 		nc, err := l.Accept()
 		if err != nil {
 			return
 		}
 		defer nc.Close()
-		r := bufio.NewReader(nc)
-		r.ReadBytes('\n') // hal/initialize, id 1
-		fmt.Fprintln(nc, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"0.1","bootId":"b"}}`)
-		r.ReadBytes('\n') // hal/initialized
-		fmt.Fprintln(nc, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"message larger than 262144 bytes","data":{"reason":"too_large"}}}`)
-		r.ReadBytes('\n') // until the client closes
+		lr := jsonrpc.NewLineReader(nc, 1<<20)
+		serve(lr.Next, func(b []byte) error { _, err := nc.Write(append(b, '\n')); return err })
 	}()
-	c, err := halclient.Dial(testCtx(t), "tcp://"+l.Addr().String(), halclient.Options{Token: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	select {
-	case <-c.Done():
-	case <-time.After(10 * time.Second):
-		t.Fatal("connection not ended")
-	}
-	want := "refused a message: message larger than 262144 bytes (INVALID_REQUEST): too_large"
-	if err := c.Err(); err == nil || !strings.Contains(err.Error(), want) {
-		t.Errorf("Err() = %v; want %q", err, want)
-	}
+	return network + "://" + l.Addr().String(), got
 }

@@ -68,14 +68,21 @@ const (
 	// resyncParallel bounds the reads in flight during a resync, well
 	// below the Hub's per-connection limit.
 	resyncParallel = 8
+	// resyncMaxAgeMs lets a resync take the value the Hub holds rather
+	// than a fresh measurement. A fresh one is a new value event: its seq
+	// would count as missed on every reconnection, and every watch coming
+	// back after a restart would make every sensor measure. A device with
+	// no value yet is still measured. A hundred years: older than any
+	// value, and far from overflowing a Hub that counts in nanoseconds.
+	resyncMaxAgeMs = int64(100 * 365 * 24 * time.Hour / time.Millisecond)
 )
 
 // Watch keeps a watch on the Hub at url until ctx ends, calling fn for each
 // event, one at a time. On every connection it lists the devices and
-// reads each readable one (a resync), then passes on notifications. A lost
-// connection is redialled with backoff; on return, Watch tells a restart
-// of the Hub (new bootId) from a gap in the same run (the seq of hal/value
-// moved on by more than the values it saw).
+// reads the value the Hub holds for each readable one (a resync), then
+// passes on notifications. A lost connection is redialled with backoff; on
+// return, Watch tells a restart of the Hub (new bootId) from a gap in the
+// same run (the seq of hal/value moved on by more than the values it saw).
 //
 // seq counts value events Hub-wide, so with a token limited to some
 // devices, or with write-only devices (which a resync cannot read), a jump
@@ -182,8 +189,9 @@ func (w *watcher) connected(init openhal.InitializeResult) {
 	w.fn(WatchEvent{Kind: kind, Init: &init, Reconnected: reconnected && !restarted})
 }
 
-// resync lists the devices and reads the readable ones. Values that
-// happened while disconnected show as a seq beyond the last one seen.
+// resync lists the devices and reads the values the Hub holds for the
+// readable ones. Values that happened while disconnected show as a seq
+// beyond the last one seen.
 func (w *watcher) resync(ctx context.Context, c *Conn) error {
 	devs, err := c.Devices(ctx)
 	if err != nil {
@@ -241,7 +249,7 @@ func readAll(ctx context.Context, c *Conn, devs []device.Descriptor) []readResul
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i].v, out[i].err = c.Read(ctx, out[i].id, -1)
+			out[i].v, out[i].err = c.Read(ctx, out[i].id, resyncMaxAgeMs)
 		}()
 	}
 	wg.Wait()

@@ -6,8 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"gateway/device"
 	"gateway/halclient"
-	"gateway/halclient/halclienttest"
+	"gateway/openhal"
 )
 
 // watchEvents runs Watch and returns its events and its result.
@@ -75,13 +76,13 @@ func expectKind(t *testing.T, events <-chan halclient.WatchEvent, kind halclient
 }
 
 // expectResync checks a full resync: the device list, then each device's
-// value with its seq.
+// value with its seq, in the list's order.
 func expectResync(t *testing.T, events <-chan halclient.WatchEvent, seqs map[string]uint64) {
 	t.Helper()
 	if e := expectKind(t, events, halclient.EventDevices); len(e.Devices) != 4 {
 		t.Fatalf("devices %v", e.Devices)
 	}
-	for _, id := range []string{"sim.led", "sim.door", "sim.heater", "sim.temperature"} {
+	for _, id := range []string{"sim.door", "sim.heater", "sim.led", "sim.temperature"} {
 		e := expectKind(t, events, halclient.EventValue)
 		if !e.Resync || e.Device != id || e.Value.Seq != seqs[id] {
 			t.Fatalf("resync value %s %+v; want %s seq %d", e.Device, e.Value, id, seqs[id])
@@ -98,45 +99,46 @@ func expectValue(t *testing.T, events <-chan halclient.WatchEvent, id string, se
 }
 
 func TestWatch(t *testing.T) {
-	for _, tr := range []struct {
-		name   string
-		listen func(*halclienttest.Hub) string
-	}{
-		{"ws", (*halclienttest.Hub).ServeWebSocket},
-		{"tcp", (*halclienttest.Hub).ListenTCP},
-	} {
-		t.Run(tr.name, func(t *testing.T) { testWatch(t, tr.listen) })
+	for _, tr := range []string{"ws", "tcp"} {
+		t.Run(tr, func(t *testing.T) { testWatch(t, tr) })
 	}
 }
 
-func testWatch(t *testing.T, listen func(*halclienttest.Hub) string) {
-	hub := halclienttest.New(t, "boot-1")
-	events, done, cancel := watchEvents(t, listen(hub), halclienttest.AdminToken)
+func testWatch(t *testing.T, transport string) {
+	hub := newTestHub(t)
+	// The watch's token sees the bench (sim.*) but not lab.other, whose
+	// values move seq on unseen: a gap within one connection.
+	other := hub.add(otherDevice{})
+	tok := hub.token(t, "watcher", openhal.KindAgent, openhal.ScopeRead, "sim.*")
+	events, done, cancel := watchEvents(t, hub.listen(transport), tok)
 
 	e := expectKind(t, events, halclient.EventConnected)
-	if e.Reconnected || e.Init.BootID != "boot-1" {
+	if e.Reconnected || e.Init.BootID != hub.hub.BootID() {
 		t.Fatalf("first connection %+v", e)
 	}
 	expectResync(t, events, map[string]uint64{"sim.led": 1, "sim.door": 2, "sim.heater": 3, "sim.temperature": 4})
 
 	// Values as they come; a jump in seq is a gap.
-	hub.Publish("sim.led", true)
+	hub.set("sim.led", true)
 	expectValue(t, events, "sim.led", 5)
-	hub.SkipSeq(3)
-	hub.Publish("sim.led", false)
+	for i := range 3 {
+		other.Value(float64(i), benchTime)
+	}
+	hub.set("sim.led", false)
 	if e := expectKind(t, events, halclient.EventMissed); e.Missed != 3 || e.Reconnected {
 		t.Fatalf("gap %+v; want 3 missed", e)
 	}
 	expectValue(t, events, "sim.led", 9)
 
 	// A lost connection to the same run: values in between are a gap.
-	hub.SetDown(true)
+	boot := hub.hub.BootID()
+	hub.down()
 	expectDisconnected(t, events)
-	hub.Publish("sim.door", true)
-	hub.Publish("sim.door", false)
-	hub.SetDown(false)
+	hub.set("sim.door", true)
+	hub.set("sim.door", false)
+	hub.up()
 	e = expectKind(t, events, halclient.EventConnected)
-	if !e.Reconnected || e.Init.BootID != "boot-1" {
+	if !e.Reconnected || e.Init.BootID != boot {
 		t.Fatalf("reconnection %+v", e)
 	}
 	expectResync(t, events, map[string]uint64{"sim.led": 9, "sim.door": 11, "sim.heater": 3, "sim.temperature": 4})
@@ -145,12 +147,12 @@ func testWatch(t *testing.T, listen func(*halclienttest.Hub) string) {
 	}
 
 	// A restart: new bootId, seq starts again, and that is no gap.
-	hub.Restart("boot-2")
-	if e := expectKind(t, events, halclient.EventRestarted); e.Init.BootID != "boot-2" {
-		t.Fatalf("restart %+v", e)
+	hub.restart()
+	if e := expectKind(t, events, halclient.EventRestarted); e.Init.BootID == boot || e.Init.BootID != hub.hub.BootID() {
+		t.Fatalf("restart %+v; want the new Hub's bootId", e)
 	}
 	expectResync(t, events, map[string]uint64{"sim.led": 1, "sim.door": 2, "sim.heater": 3, "sim.temperature": 4})
-	hub.Publish("sim.led", true)
+	hub.set("sim.led", true)
 	expectValue(t, events, "sim.led", 5)
 
 	cancel()
@@ -162,12 +164,25 @@ func testWatch(t *testing.T, listen func(*halclienttest.Hub) string) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Watch did not return after cancel")
 	}
-	hub.WaitFor("the watch's connection to end", func(s halclienttest.Seen) bool { return s.Open == 0 })
+	hub.wire.waitFor(t, "the watch's connections to end", allEnded)
+}
+
+// otherDevice is a device outside the bench's sim.* ids.
+type otherDevice struct{}
+
+func (otherDevice) Descriptor() device.Descriptor {
+	return device.Descriptor{ID: "lab.other", Kind: device.KindSensor, Source: "test", Access: device.AccessRead,
+		Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeNumber}, State: device.StateOK}
 }
 
 func TestWatchRefusedToken(t *testing.T) {
-	hub := halclienttest.New(t, "boot-1")
-	_, done, _ := watchEvents(t, hub.ListenTCP(), "revoked")
+	hub := newTestHub(t)
+	tok := hub.token(t, "revoked", openhal.KindAgent, openhal.ScopeRead)
+	if err := hub.store.Revoke("revoked"); err != nil {
+		t.Fatal(err)
+	}
+	hub.loadTokens()
+	_, done, _ := watchEvents(t, hub.listen("tcp"), tok)
 	select {
 	case err := <-done:
 		if err == nil || err.Error() != "the hub refused the token (UNAUTHORIZED): token_unknown" {
@@ -178,10 +193,13 @@ func TestWatchRefusedToken(t *testing.T) {
 	}
 }
 
+// TestWatchVersionMismatch: the Hub speaks only 0.1, so a scripted hub
+// plays one that answers 1.0.
 func TestWatchVersionMismatch(t *testing.T) {
-	hub := halclienttest.New(t, "boot-1")
-	hub.SetVersion("1.0")
-	_, done, _ := watchEvents(t, hub.ServeWebSocket(), halclienttest.AdminToken)
+	url, _ := scriptedHub(t, "ws", func(string) any {
+		return map[string]any{"protocolVersion": "1.0", "bootId": "b"}
+	})
+	_, done, _ := watchEvents(t, url, "t")
 	select {
 	case err := <-done:
 		var ve *halclient.VersionError

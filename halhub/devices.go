@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"slices"
 	"time"
 
 	"gateway/device"
+	"gateway/halhub/token"
 	"gateway/jsonrpc"
 	"gateway/openhal"
 )
@@ -73,14 +75,19 @@ type found struct {
 // exist for it (spec §4).
 func (s *session) lookup(id string) (found, *jsonrpc.Error) {
 	_, entry := s.who()
+	return s.hub.lookupFor(entry, id)
+}
+
+// lookupFor finds a device visible to a token.
+func (h *Hub) lookupFor(entry token.Entry, id string) (found, *jsonrpc.Error) {
 	if !entry.Visible(id) {
 		return found{}, errDeviceNotFound(id)
 	}
-	d, ok := s.hub.reg.Device(id)
+	d, ok := h.reg.Device(id)
 	if !ok {
 		return found{}, errDeviceNotFound(id)
 	}
-	desc, ok := s.hub.reg.Describe(id)
+	desc, ok := h.reg.Describe(id)
 	if !ok {
 		return found{}, errDeviceNotFound(id)
 	}
@@ -111,7 +118,7 @@ func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *j
 	h := s.hub
 	snap, cached := h.reg.Value(f.id)
 	reader, canMeasure := f.dev.(device.Reader)
-	fresh := cached && p.MaxAgeMs != nil && h.reg.Now().Sub(snap.At) <= time.Duration(*p.MaxAgeMs)*time.Millisecond
+	fresh := cached && p.MaxAgeMs != nil && youngEnough(h.reg.Now().Sub(snap.At), *p.MaxAgeMs)
 	if canMeasure && !fresh {
 		var rerr *jsonrpc.Error
 		if snap, rerr = h.measure(ctx, f, reader); rerr != nil {
@@ -162,4 +169,13 @@ func (h *Hub) noteOutcome(f found, err error) {
 	case f.desc.State == device.StateFault:
 		h.reg.SetState(f.id, device.StateOK, "")
 	}
+}
+
+// youngEnough reports whether a value of age is at most maxAgeMs old. A
+// maxAgeMs too large for a Duration means any age.
+func youngEnough(age time.Duration, maxAgeMs int64) bool {
+	if maxAgeMs > math.MaxInt64/int64(time.Millisecond) {
+		return true
+	}
+	return age <= time.Duration(maxAgeMs)*time.Millisecond
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"gateway/clock/clocktest"
 	"gateway/device"
 	"gateway/openhal"
 )
@@ -56,8 +57,8 @@ func TestDevicesListAndGet(t *testing.T) {
 }
 
 func TestReadMaxAge(t *testing.T) {
-	clock := &fakeNow{t: time.Unix(1000, 0)}
-	th := newTestHub(t, func(o *Options) { o.Now = clock.now })
+	clock := clocktest.NewFake(time.Unix(1000, 0))
+	th := newTestHub(t, func(o *Options) { o.Clock = clock })
 	s := sensor("bench.temp")
 	th.addDevice(t, s)
 	c := th.dialTCP(t)
@@ -81,7 +82,7 @@ func TestReadMaxAge(t *testing.T) {
 	if v := read(map[string]any{"maxAgeMs": 1000}); s.reads.Load() != 1 || v.Seq != first.Seq {
 		t.Errorf("cached read measured again: %+v, %d reads", v, s.reads.Load())
 	}
-	clock.add(2 * time.Second)
+	clock.Advance(2 * time.Second)
 	if v := read(map[string]any{"maxAgeMs": 1000}); s.reads.Load() != 2 || v.Seq <= first.Seq {
 		t.Errorf("stale cache not refreshed: %+v, %d reads", v, s.reads.Load())
 	}

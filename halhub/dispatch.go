@@ -27,9 +27,7 @@ type method struct {
 	prepare func(s *session, params json.RawMessage) (serve func(ctx context.Context) (any, *jsonrpc.Error), err *jsonrpc.Error)
 }
 
-// methods are the requests this Hub serves after hal/initialize. A method
-// of the Hub's level that is missing here is not built yet and answers
-// METHOD_NOT_FOUND like one above the level.
+// methods are the requests this Hub serves after hal/initialize.
 func methods() map[string]method {
 	return map[string]method{
 		openhal.MethodPing:        {scope: openhal.ScopeRead, serve: servePing},
@@ -37,6 +35,14 @@ func methods() map[string]method {
 		openhal.MethodDevicesGet:  {scope: openhal.ScopeRead, serve: serveDevicesGet},
 		openhal.MethodRead:        {scope: openhal.ScopeRead, serve: serveRead},
 		openhal.MethodWrite:       {scope: openhal.ScopeControlLow, prepare: prepareWrite},
+		openhal.MethodStop:        {scope: openhal.ScopeControlLow, serve: serveStop},
+		openhal.MethodResume:      {scope: openhal.ScopeAdmin, serve: serveResume},
+
+		openhal.MethodConfirmationsList:   {scope: openhal.ScopeRead, serve: serveConfirmationsList},
+		openhal.MethodConfirmationApprove: {scope: openhal.ScopeAdmin, serve: serveConfirmationApprove},
+		openhal.MethodConfirmationReject:  {scope: openhal.ScopeAdmin, serve: serveConfirmationReject},
+		openhal.MethodConfirmationCancel:  {scope: openhal.ScopeControlLow, serve: serveConfirmationCancel},
+		openhal.MethodAuditList:           {scope: openhal.ScopeAdmin, serve: serveAuditList},
 	}
 }
 
@@ -91,24 +97,30 @@ func (s *session) handleRequest(m jsonrpc.Message) {
 	}
 	p, _ := s.who()
 	if !p.Scope.AtLeast(meth.scope) {
-		s.replyError(m.ID, errForbidden("scope", "%s needs scope %s; this token has %s", m.Method, meth.scope, p.Scope))
+		err := errForbidden("scope", "%s needs scope %s; this token has %s", m.Method, meth.scope, p.Scope)
+		go s.answer(m, func() (any, *jsonrpc.Error) { return nil, err })
 		return
 	}
-	id := m.ID
 	if meth.prepare != nil {
 		serve, err := meth.prepare(s, m.Params)
-		if err != nil {
-			s.replyError(id, err)
-			return
-		}
-		go s.answer(id, func() (any, *jsonrpc.Error) { return serve(s.ctx) })
+		go s.answer(m, func() (any, *jsonrpc.Error) {
+			if err != nil {
+				return nil, err
+			}
+			return serve(s.ctx)
+		})
 		return
 	}
-	go s.answer(id, func() (any, *jsonrpc.Error) { return meth.serve(s, s.ctx, m.Params) })
+	go s.answer(m, func() (any, *jsonrpc.Error) { return meth.serve(s, s.ctx, m.Params) })
 }
 
-func (s *session) answer(id json.RawMessage, serve func() (any, *jsonrpc.Error)) {
+// answer serves a request and replies. An audited method's answer goes
+// out only once its entry is on disk.
+func (s *session) answer(m jsonrpc.Message, serve func() (any, *jsonrpc.Error)) {
+	id := m.ID
 	res, err := serve()
+	p, _ := s.who()
+	err = s.hub.auditAnswer(p, m.Method, m.Params, res, err)
 	if err != nil {
 		s.replyError(id, err)
 		return

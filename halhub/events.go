@@ -10,6 +10,7 @@ import (
 // queues it on every connection that may see it. It runs under the
 // registry's lock (events arrive in seq order), so it only queues.
 func (h *Hub) onEvent(e device.Event) {
+	h.noteSafety(e)
 	method, params := notificationOf(e)
 	msg, err := jsonrpc.AppendNotification(nil, method, params)
 	if err != nil {
@@ -44,5 +45,27 @@ func notificationOf(e device.Event) (string, any) {
 		return openhal.NotifyDeviceAdded, openhal.DeviceAddedParams{Device: e.Descriptor}
 	default:
 		return openhal.NotifyDeviceRemoved, openhal.DeviceRemovedParams{Device: e.Device, Reason: e.Reason}
+	}
+}
+
+// broadcast sends a notification that is not a registry event (hal/blocked,
+// hal/stopped, confirmations) to every ready connection that may see
+// device ("" for all).
+func (h *Hub) broadcast(method, device string, params any) {
+	msg, err := jsonrpc.AppendNotification(nil, method, params)
+	if err != nil {
+		h.log.Error("encode notification", "method", method, "err", err)
+		return
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for s := range h.sessions {
+		if !s.ready() {
+			continue
+		}
+		if _, entry := s.who(); device != "" && !entry.Visible(device) {
+			continue
+		}
+		s.notify(msg)
 	}
 }

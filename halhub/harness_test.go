@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -42,7 +43,11 @@ func newTestHub(t *testing.T, configure ...func(*Options)) *testHub {
 	for _, c := range configure {
 		c(&opt)
 	}
-	reg := device.NewRegistry(opt.Now)
+	var now func() time.Time
+	if opt.Clock != nil {
+		now = opt.Clock.Now
+	}
+	reg := device.NewRegistry(now)
 	h := New(reg, opt)
 	th := &testHub{hub: h, reg: reg, store: token.Open(t.TempDir())}
 	th.admin = th.token(t, "root", openhal.ScopeAdmin)
@@ -123,6 +128,9 @@ type client struct {
 	// pending keeps what arrived while call waited for its answer, so
 	// that a later notification or next still sees it.
 	pending []msg
+	// waiters are callAsync's callers, by id.
+	waitMu  sync.Mutex
+	waiters map[string]chan msg
 }
 
 func (th *testHub) dialTCP(t *testing.T) *client {
@@ -183,6 +191,16 @@ func (c *client) deliver(raw string) {
 		return
 	}
 	m.raw = raw
+	if m.Method == "" && m.ID != nil {
+		c.waitMu.Lock()
+		ch := c.waiters[string(m.ID)]
+		delete(c.waiters, string(m.ID))
+		c.waitMu.Unlock()
+		if ch != nil {
+			ch <- m
+			return
+		}
+	}
 	c.in <- m
 }
 
@@ -272,11 +290,13 @@ func (c *client) notification(method string) msg {
 			if m.Method == method {
 				return m
 			}
+			c.pending = append(c.pending, m) // for a later next or notification
 		case <-c.closed:
 			if m, ok := c.drained(); ok {
 				if m.Method == method {
 					return m
 				}
+				c.pending = append(c.pending, m)
 				continue
 			}
 			c.t.Fatalf("connection closed while waiting for %s", method)
@@ -392,24 +412,6 @@ func sensor(id string) readerDevice {
 	return d
 }
 
-// fakeNow is a settable clock.
-type fakeNow struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (f *fakeNow) now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.t
-}
-
-func (f *fakeNow) add(d time.Duration) {
-	f.mu.Lock()
-	f.t = f.t.Add(d)
-	f.mu.Unlock()
-}
-
 func contextWithCancel(t *testing.T) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -425,5 +427,31 @@ func (c *client) drained() (msg, bool) {
 		return m, true
 	default:
 		return msg{}, false
+	}
+}
+
+// callAsync is call for use from several goroutines at once: it keeps no
+// pending list and matches its own answer.
+func (c *client) callAsync(method string, params any) msg {
+	id := c.nextID.Add(1)
+	req := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	if params != nil {
+		req["params"] = params
+	}
+	c.waitMu.Lock()
+	if c.waiters == nil {
+		c.waiters = map[string]chan msg{}
+	}
+	ch := make(chan msg, 1)
+	c.waiters[fmt.Sprint(id)] = ch
+	c.waitMu.Unlock()
+	if err := c.send(string(mustJSON(req))); err != nil {
+		return msg{raw: err.Error()}
+	}
+	select {
+	case m := <-ch:
+		return m
+	case <-time.After(5 * time.Second):
+		return msg{raw: "no answer within 5 s"}
 	}
 }

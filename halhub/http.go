@@ -26,6 +26,9 @@ const healthDeadline = 5 * time.Second
 // Handler serves GET /hal (WebSocket), /healthz and /metrics.
 func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 	probes := map[string]func(context.Context) error{"hub": h.Probe}
+	if h.opt.Audit != nil {
+		probes["audit"] = h.opt.Audit.Probe
+	}
 	for k, v := range opt.Probes {
 		probes[k] = v
 	}
@@ -85,8 +88,8 @@ func checkProbes(ctx context.Context, probes map[string]func(context.Context) er
 }
 
 // Probe shows that the Hub's event path makes progress: the registry's
-// lock and the Hub's own can be taken. A subscriber wedged while fanning
-// out an event holds them, and the probe then times out.
+// lock and the Hub's own can be taken (a subscriber wedged while fanning
+// out an event holds them), and the safety loop goes round.
 func (h *Hub) Probe(ctx context.Context) error {
 	done := make(chan struct{})
 	go func() {
@@ -97,10 +100,13 @@ func (h *Hub) Probe(ctx context.Context) error {
 	}()
 	select {
 	case <-done:
-		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("hub event path: %w", ctx.Err())
 	}
+	if err := h.loop.probe(ctx); err != nil {
+		return fmt.Errorf("hub safety loop: %w", err)
+	}
+	return nil
 }
 
 // isAdminToken reports whether tok is a known admin token.

@@ -8,6 +8,7 @@
 package halhub
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -15,7 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"gateway/clock"
 	"gateway/device"
+	"gateway/halhub/audit"
 	"gateway/halhub/token"
 	"gateway/openhal"
 )
@@ -55,7 +58,22 @@ type Options struct {
 	// board plays the outside world); on real boards inputs are read-only.
 	SimInputs bool
 	Logger    *slog.Logger
-	Now       func() time.Time // nil: time.Now
+	// Clock runs the Hub's timers (confirmation expiry, maxOnMs) and
+	// stamps its times; nil means the system clock.
+	Clock clock.Clock
+	// Rules are the devices' safety rules, by device id.
+	Rules map[string]device.Rules
+	// ConfirmTTL is how long a Confirmation Request waits; 0 means 120 s.
+	ConfirmTTL time.Duration
+	// StateDir keeps the latched emergency stop and the confirmation
+	// numbers across restarts; "" keeps them in memory only (tests).
+	StateDir string
+	// Audit records every write, stop, resume and confirmation; nil
+	// records nothing (tests of other parts).
+	Audit *audit.Log
+	// StopButtons are the ids of inputs whose true engages the emergency
+	// stop (with principal {hub, id}) and holds off hal/resume.
+	StopButtons []string
 }
 
 // Hub serves one registry.
@@ -63,23 +81,29 @@ type Hub struct {
 	opt    Options
 	reg    *device.Registry
 	log    *slog.Logger
-	now    func() time.Time
+	clk    clock.Clock
 	bootID string
 
-	tokens atomic.Pointer[token.Table]
-	auth   *authLimiter
-	order  *writeOrder
-	stats  stats
+	tokens   atomic.Pointer[token.Table]
+	auth     *authLimiter
+	order    *writeOrder
+	stats    stats
+	safety   *safety
+	loop     *safetyLoop
+	stop     stopState
+	confirms *confirmations
+	cancel   context.CancelFunc
 
-	methods map[string]method
+	methods     map[string]method
+	stopButtons map[string]bool
 
 	mu       sync.RWMutex
 	sessions map[*session]struct{}
 	unsub    func()
 }
 
-// New returns a Hub over reg. Call SetTokens before serving, and Close when
-// done.
+// New returns a Hub over reg. Call SetTokens and Restore before serving,
+// and Close when done.
 func New(reg *device.Registry, opt Options) *Hub {
 	if opt.Level == "" {
 		opt.Level = openhal.LevelFull
@@ -90,22 +114,57 @@ func New(reg *device.Registry, opt Options) *Hub {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	if opt.Now == nil {
-		opt.Now = time.Now
+	if opt.Clock == nil {
+		opt.Clock = clock.Real()
 	}
 	h := &Hub{
 		opt:      opt,
 		reg:      reg,
 		log:      opt.Logger,
-		now:      opt.Now,
+		clk:      opt.Clock,
 		bootID:   newBootID(),
-		auth:     newAuthLimiter(5, time.Minute, opt.Now),
+		auth:     newAuthLimiter(5, time.Minute, opt.Clock.Now),
 		order:    newWriteOrder(),
 		sessions: map[*session]struct{}{},
 		methods:  methods(),
+		safety:   newSafety(opt.Clock, opt.Rules),
+		loop:     newSafetyLoop(),
+		confirms: newConfirmations(),
 	}
+	h.stopButtons = map[string]bool{}
+	for _, id := range opt.StopButtons {
+		h.stopButtons[id] = true
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go h.runSafety(ctx)
 	h.unsub = reg.Subscribe(h.onEvent)
 	return h
+}
+
+// Restore reads what an earlier run left in the state directory — the
+// last confirmation number, and an emergency stop still latched — once the
+// board's devices are registered. A latched stop engages at once and the
+// devices are driven to their safe values again: a crash must never lift
+// a stop.
+func (h *Hub) Restore() error {
+	if err := h.loadCounter(); err != nil {
+		return err
+	}
+	if err := h.loadLatch(); err != nil {
+		return err
+	}
+	h.stop.mu.Lock()
+	rec, engaged := h.stop.latch, h.stop.engaged
+	h.stop.mu.Unlock()
+	if !engaged {
+		return nil
+	}
+	h.log.Warn("the emergency stop is still engaged from an earlier run; only an admin's hal/resume lifts it",
+		"principal", rec.Principal.Name, "reason", rec.Reason, "since", rec.TS)
+	applied, failed := h.driveAllSafe(openhal.Principal{Kind: openhal.KindHub, Name: "latched_stop"}, "emergency stop latched at start")
+	h.log.Info("safe values driven at start", "applied", len(applied), "failed", len(failed))
+	return nil
 }
 
 // BootID is this run's random id, sent in every hal/initialize answer so
@@ -135,6 +194,7 @@ func (h *Hub) SetTokens(t *token.Table) {
 // Close ends every connection and stops listening to the registry.
 func (h *Hub) Close() {
 	h.unsub()
+	h.cancel()
 	h.mu.RLock()
 	all := make([]*session, 0, len(h.sessions))
 	for s := range h.sessions {

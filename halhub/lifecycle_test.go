@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"gateway/clock/clocktest"
 	"gateway/openhal"
 )
 
@@ -215,8 +216,8 @@ func TestThreeFailedInitializeClose(t *testing.T) {
 // Spec §3: at most 5 UNAUTHORIZED a minute per address; then rate_limited
 // at once, even for a good token, until the window slides.
 func TestUnauthorizedRateLimit(t *testing.T) {
-	clock := &fakeNow{t: time.Unix(1000, 0)}
-	th := newTestHub(t, func(o *Options) { o.Now = clock.now })
+	clock := clocktest.NewFake(time.Unix(1000, 0))
+	th := newTestHub(t, func(o *Options) { o.Clock = clock })
 	for i := 0; i < 5; i++ {
 		c := th.dialTCP(t)
 		if m := c.call("hal/initialize", initParams("0.1", "gw_bad")); m.reason() != "token_unknown" {
@@ -228,7 +229,7 @@ func TestUnauthorizedRateLimit(t *testing.T) {
 	if m := c.call("hal/initialize", initParams("0.1", th.admin)); m.reason() != "rate_limited" {
 		t.Fatalf("sixth attempt: %s, want rate_limited", m.raw)
 	}
-	clock.add(61 * time.Second)
+	clock.Advance(61 * time.Second)
 	if m := c.call("hal/initialize", initParams("0.1", th.admin)); m.Error != nil {
 		t.Fatalf("after the window: %s", m.raw)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gateway/device"
+	"gateway/halhub/token"
 	"gateway/jsonrpc"
 	"gateway/openhal"
 )
@@ -18,15 +19,19 @@ const maxTimeoutMs = 60_000
 // replyTimeout is the default wait for an instrument's answer (spec §6).
 const replyTimeout = time.Second
 
-// writeAttempt is one hal/write on its way to the device.
+// writeAttempt is one write on its way to the device: a client's
+// hal/write, an approved confirmation, or a safe value the Hub drives.
 type writeAttempt struct {
-	s         *session
 	f         found
 	principal openhal.Principal
+	creator   token.Entry // the writer's token, for a confirmation's approval
+	token     string
 	value     any
 	reason    string
 	reply     bool
 	timeout   time.Duration
+	safe      bool // the device's safe value: no stop, rule or risk refuses it
+	confirmed bool // approved by an admin: the risk step is done
 }
 
 // simInput is a device of a simulated board that plays the outside world:
@@ -55,7 +60,7 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 	if err != nil {
 		return nil, err
 	}
-	principal, _ := s.who()
+	principal, entry := s.who()
 	if err := s.hub.writable(f, principal); err != nil {
 		return nil, err
 	}
@@ -69,7 +74,11 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 	if p.Reply && f.desc.Kind != device.KindSerial {
 		return nil, errInvalidParams("reply_unsupported", "params.reply is for serial devices; %s is %s", f.id, f.desc.Kind)
 	}
-	w := &writeAttempt{s: s, f: f, principal: principal, value: v, reason: p.Reason, reply: p.Reply, timeout: s.hub.writeTimeout(p)}
+	tok, _ := s.tokenInUse()
+	w := &writeAttempt{
+		f: f, principal: principal, creator: entry, token: tok, value: v, reason: p.Reason, reply: p.Reply,
+		timeout: s.hub.writeTimeout(p), safe: f.desc.Safe != nil && device.Equal(v, f.desc.Safe),
+	}
 	t := s.hub.order.enter(f.id)
 	return func(context.Context) (any, *jsonrpc.Error) { return s.hub.write(w, t) }, nil
 }
@@ -109,9 +118,11 @@ func valueError(id string, err error) *jsonrpc.Error {
 	return newError(openhal.CodeInvalidParams, reason, "value for "+id+": "+err.Error(), data{"device": id})
 }
 
-// write waits for the attempt's turn and applies it. The deadline is the
-// write's own: a client that goes away does not cancel a write that may
-// already be at the hardware (seed 3.1.4).
+// write waits for the attempt's turn, runs the safety checks of spec §6
+// in order — emergency stop, rules, risk — and applies it. A device's
+// safe value skips all three. The deadline is the write's own: a client
+// that goes away does not cancel a write that may already be at the
+// hardware (seed 3.1.4).
 func (h *Hub) write(w *writeAttempt, t *turn) (any, *jsonrpc.Error) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	defer cancel()
@@ -119,9 +130,25 @@ func (h *Hub) write(w *writeAttempt, t *turn) (any, *jsonrpc.Error) {
 		return nil, newError(openhal.CodeTimeout, "device_busy", "earlier writes to "+w.f.id+" did not finish in time", data{"device": w.f.id})
 	}
 	defer t.leave()
-	// The safety model (emergency stop, rules, risk and confirmations)
-	// checks the attempt here, holding the device's turn, before apply.
-	return h.apply(ctx, w)
+	if !w.safe {
+		if h.stop.isEngaged() {
+			return nil, newError(openhal.CodeStopped, "stopped", "the emergency stop is engaged: only safe values may be written until an admin resumes", data{"device": w.f.id})
+		}
+		if err := h.checkRules(w); err != nil {
+			h.broadcast(openhal.NotifyBlocked, w.f.id, openhal.BlockedParams{
+				Device: w.f.id, Value: w.value, Principal: w.principal, Rule: ruleOf(err), Reason: err.Message, TS: h.clk.Now().UTC(),
+			})
+			return nil, err
+		}
+		if !w.confirmed && w.f.desc.Risk == device.RiskHigh && !w.principal.Scope.AtLeast(openhal.ScopeControlHigh) {
+			return h.requestConfirmation(w)
+		}
+	}
+	res, err := h.apply(ctx, w)
+	if err == nil {
+		h.safety.accepted(w.f.id)
+	}
+	return res, err
 }
 
 // apply hands the value to the device and publishes the outcome.
@@ -141,7 +168,7 @@ func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error) 
 		snap, _ := h.reg.Value(f.id)
 		out.TS, out.Seq = snap.TS, snap.Seq
 		if out.TS.IsZero() {
-			out.TS = h.now().UTC()
+			out.TS = h.clk.Now().UTC()
 		}
 	} else {
 		snap, ok := h.reg.Publish(f.id, w.value, time.Time{})

@@ -13,7 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"gateway/board"
 	"gateway/clock"
 	"gateway/device"
 	"gateway/hw/serial"
@@ -47,35 +46,56 @@ type Board struct {
 	wg      sync.WaitGroup
 }
 
-// New returns the sim board. cfg is expected to be valid (board.Parse
-// checks it); zero values still work: no periodic meter lines, publication
-// at the exact threshold crossing, the smallest threshold (0.001 °C).
-func New(cfg board.SimConfig, clk clock.Clock) *Board {
+// New returns the sim board. cfg and overrides are expected to be valid
+// (board.Parse checks them); zero values still work: no periodic meter
+// lines, publication at the exact threshold crossing, the smallest
+// threshold (0.001 °C). overrides, by device id, change what the devices
+// declare (risk, safe value); an output with a safe value starts at it.
+func New(cfg Config, clk clock.Clock, overrides map[string]Override) *Board {
 	b := &Board{clk: clk, initial: map[string]any{}}
-	b.thermo = newThermometer(describe(Temperature, device.KindSensor, "Temperature", device.AccessRead, device.RiskLow,
-		device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{
-			"temperature": {Type: device.TypeNumber, Unit: "Cel"},
-		}}, nil), clk, cfg.TemperatureThreshold, cfg.PollInterval)
-
+	desc := map[string]device.Descriptor{}
+	for _, d := range Descriptors(cfg) {
+		desc[d.ID] = overrides[d.ID].Apply(d)
+	}
+	b.thermo = newThermometer(desc[Temperature], clk, cfg.TemperatureThreshold, cfg.PollInterval)
 	devEnd, instEnd := net.Pipe()
-	maxLen := serial.MaxLine
 	b.meter = &meter{port: instEnd, clk: clk, interval: cfg.MeterInterval, temp: b.thermo.Temperature}
-	line := serial.NewLineDevice(describe(Meter, device.KindSerial, "Meter", device.AccessReadWrite, device.RiskLow,
-		device.Schema{Type: device.TypeString, MaxLength: &maxLen}, nil), devEnd, '\n', clk)
-
-	zero, hundred := 0.0, 100.0
 	b.devices = []device.Device{
-		b.output(LED, device.KindGPIOOutput, "LED", device.RiskLow, device.Schema{Type: device.TypeBoolean}, nil, false, nil),
-		b.input(Button, "Button (true = pressed)"),
-		b.input(Door, "Door contact (true = open)"),
-		b.output(Heater, device.KindGPIOOutput, "Heater relay", device.RiskHigh, device.Schema{Type: device.TypeBoolean}, false, false,
-			func(v any) { b.thermo.setHeater(v.(bool)) }),
+		b.output(desc[LED], false, nil),
+		b.input(desc[Button]),
+		b.input(desc[Door]),
+		b.output(desc[Heater], false, func(v any) { b.thermo.setHeater(v.(bool)) }),
 		b.thermo,
-		b.output(Fan, device.KindPWM, "Fan", device.RiskLow,
-			device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, nil, 0.0, nil),
-		line,
+		b.output(desc[Fan], 0.0, nil),
+		serial.NewLineDevice(desc[Meter], devEnd, '\n', clk),
 	}
 	return b
+}
+
+// Descriptors returns the descriptors of the sim board's devices, in the
+// order Start adds them, before any Override: what New(cfg, clk, nil)
+// makes, without making anything. cfg is taken for the settings that
+// shape a device (none yet; the timing settings do not).
+func Descriptors(cfg Config) []device.Descriptor {
+	maxLen := serial.MaxLine
+	zero, hundred := 0.0, 100.0
+	boolean := device.Schema{Type: device.TypeBoolean}
+	rw, r := device.AccessReadWrite, device.AccessRead
+	low, high := device.RiskLow, device.RiskHigh
+	return []device.Descriptor{
+		describe(LED, device.KindGPIOOutput, "LED", rw, low, boolean, nil),
+		describe(Button, device.KindGPIOInput, "Button (true = pressed)", r, low, boolean, nil),
+		describe(Door, device.KindGPIOInput, "Door contact (true = open)", r, low, boolean, nil),
+		describe(Heater, device.KindGPIOOutput, "Heater relay", rw, high, boolean, false),
+		describe(Temperature, device.KindSensor, "Temperature", r, low,
+			device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{
+				"temperature": {Type: device.TypeNumber, Unit: "Cel"},
+			}}, nil),
+		describe(Fan, device.KindPWM, "Fan", rw, low,
+			device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, nil),
+		describe(Meter, device.KindSerial, "Meter", rw, low,
+			device.Schema{Type: device.TypeString, MaxLength: &maxLen}, nil),
+	}
 }
 
 func describe(id, kind, label string, access device.Access, risk device.Risk, schema device.Schema, safe any) device.Descriptor {
@@ -85,21 +105,31 @@ func describe(id, kind, label string, access device.Access, risk device.Risk, sc
 	}
 }
 
-func (b *Board) output(id, kind, label string, risk device.Risk, schema device.Schema, safe, initial any, onWrite func(any)) *output {
-	b.initial[id] = initial
-	return &output{desc: describe(id, kind, label, device.AccessReadWrite, risk, schema, safe), onWrite: onWrite}
+// output makes an output that starts at its safe value, or at fallback
+// when it has none; onWrite sees the initial value too, so that the bench
+// starts in step with it.
+func (b *Board) output(desc device.Descriptor, fallback any, onWrite func(any)) *output {
+	initial := fallback
+	if desc.Safe != nil {
+		initial = desc.Safe
+	}
+	b.initial[desc.ID] = initial
+	if onWrite != nil {
+		onWrite(initial)
+	}
+	return &output{desc: desc, onWrite: onWrite}
 }
 
-func (b *Board) input(id, label string) *input {
-	b.initial[id] = false
-	return &input{desc: describe(id, device.KindGPIOInput, label, device.AccessRead, device.RiskLow,
-		device.Schema{Type: device.TypeBoolean}, nil), clk: b.clk}
+func (b *Board) input(desc device.Descriptor) *input {
+	b.initial[desc.ID] = false
+	return &input{desc: desc, clk: b.clk}
 }
 
-// Rules returns the safety rules of the sim board's devices, for the Hub
-// to enforce: sim.heater may be on only while sim.door is closed, and for
-// at most HeaterMaxOn.
-func (b *Board) Rules() map[string]device.Rules {
+// DefaultRules returns the sim board's own safety rules, by device id:
+// sim.heater may be on only while sim.door is closed, and for at most
+// HeaterMaxOn. The configuration file adds to them and overrides them
+// (board.Config.Rules).
+func DefaultRules() map[string]device.Rules {
 	return map[string]device.Rules{
 		Heater: {
 			Interlock: []device.Condition{{Device: Door, Op: device.OpEq, Value: false}},

@@ -28,6 +28,12 @@ type bench struct {
 
 func start(t *testing.T) *bench {
 	t.Helper()
+	return startWith(t, nil)
+}
+
+// startWith starts the sim board with overrides of its descriptors.
+func startWith(t *testing.T, overrides map[string]sim.Override) *bench {
+	t.Helper()
 	clk := clocktest.NewFake(epoch)
 	reg := device.NewRegistry(clk.Now)
 	events := make(chan device.Event, 4096)
@@ -36,7 +42,7 @@ func start(t *testing.T) *bench {
 			events <- e
 		}
 	})
-	b := sim.New(board.Default().Sim, clk)
+	b := sim.New(board.Default().Sim, clk, overrides)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := b.Start(ctx, reg); err != nil {
 		t.Fatalf("Start: %v", err)
@@ -143,6 +149,70 @@ func TestDescriptors(t *testing.T) {
 		if !reflect.DeepEqual(g, w) {
 			t.Errorf("descriptor\n%+v\nwant\n%+v", g, w)
 		}
+	}
+}
+
+// TestDescriptorsWithoutStarting: Descriptors tells, without making
+// anything, exactly what the started devices serve.
+func TestDescriptorsWithoutStarting(t *testing.T) {
+	bn := start(t)
+	descs := sim.Descriptors(board.Default().Sim)
+	if len(descs) != len(bn.reg.List()) {
+		t.Fatalf("Descriptors: %d devices, the started board has %d", len(descs), len(bn.reg.List()))
+	}
+	for _, d := range descs {
+		got, ok := bn.reg.Describe(d.ID)
+		if !ok || !reflect.DeepEqual(got, d) {
+			t.Errorf("started %s serves\n%+v\nDescriptors says\n%+v", d.ID, got, d)
+		}
+	}
+}
+
+// TestOverrides: a configuration's risk and safe value reach the devices'
+// own descriptors, and an output with a safe value starts at it.
+func TestOverrides(t *testing.T) {
+	bn := startWith(t, map[string]sim.Override{
+		sim.LED:    {Risk: device.RiskHigh, Safe: true},
+		sim.Fan:    {Safe: 25.0},
+		sim.Heater: {Risk: device.RiskLow},
+		"sim.nope": {Risk: device.RiskHigh}, // ignored: no such device
+	})
+	tests := []struct {
+		id      string
+		risk    device.Risk
+		safe    any
+		initial any
+	}{
+		{sim.LED, device.RiskHigh, true, true},
+		{sim.Fan, device.RiskLow, 25.0, 25.0},
+		{sim.Heater, device.RiskLow, false, false},
+		{sim.Door, device.RiskLow, nil, false},
+	}
+	for _, tt := range tests {
+		d := bn.device(t, tt.id).Descriptor()
+		if d.Risk != tt.risk || !reflect.DeepEqual(d.Safe, tt.safe) {
+			t.Errorf("%s: risk %q safe %v, want %q %v", tt.id, d.Risk, d.Safe, tt.risk, tt.safe)
+		}
+		if snap, ok := bn.reg.Value(tt.id); !ok || !reflect.DeepEqual(snap.Value, tt.initial) {
+			t.Errorf("%s starts at %v (%v), want %v", tt.id, snap.Value, ok, tt.initial)
+		}
+	}
+	if n := len(bn.reg.List()); n != 7 {
+		t.Errorf("%d devices, want 7", n)
+	}
+}
+
+// TestHeaterSafeOn: a heater whose safe value is on starts on, and the
+// bench warms from the start.
+func TestHeaterSafeOn(t *testing.T) {
+	bn := startWith(t, map[string]sim.Override{sim.Heater: {Safe: true}})
+	if snap, _ := bn.reg.Value(sim.Heater); snap.Value != true {
+		t.Fatalf("heater starts at %v, want its safe value true", snap.Value)
+	}
+	bn.clk.Advance(120 * time.Second)
+	want := 20 + 60*(1-1/math.E)
+	if got := bn.temperature(t); math.Abs(got-want) > 0.01 {
+		t.Errorf("120 s after start: %v °C, want %v", got, want)
 	}
 }
 
@@ -308,21 +378,20 @@ func TestMeterPeriodicLines(t *testing.T) {
 	}
 }
 
-func TestRules(t *testing.T) {
-	b := sim.New(board.Default().Sim, clocktest.NewFake(epoch))
+func TestDefaultRules(t *testing.T) {
 	want := map[string]device.Rules{sim.Heater: {
 		Interlock: []device.Condition{{Device: sim.Door, Op: "eq", Value: false}},
 		MaxOn:     10 * time.Minute,
 	}}
-	if got := b.Rules(); !reflect.DeepEqual(got, want) {
-		t.Errorf("Rules() = %+v, want %+v", got, want)
+	if got := sim.DefaultRules(); !reflect.DeepEqual(got, want) {
+		t.Errorf("DefaultRules() = %+v, want %+v", got, want)
 	}
 }
 
 func TestStartFailsCleanly(t *testing.T) {
 	clk := clocktest.NewFake(epoch)
 	reg := device.NewRegistry(clk.Now)
-	taken := sim.New(board.Default().Sim, clk)
+	taken := sim.New(board.Default().Sim, clk, nil)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	if err := taken.Start(ctx, reg); err != nil {
@@ -336,7 +405,7 @@ func TestStartFailsCleanly(t *testing.T) {
 	if _, err := reg2.Add(stub{sim.Fan}); err != nil {
 		t.Fatal(err)
 	}
-	b := sim.New(board.Default().Sim, clk)
+	b := sim.New(board.Default().Sim, clk, nil)
 	if err := b.Start(ctx, reg2); err == nil {
 		t.Fatal("Start over a taken id succeeded")
 	}

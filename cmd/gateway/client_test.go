@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -17,7 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halclient/halclienttest"
+	"gateway/device"
+	"gateway/openhal"
 )
 
 // runClient runs a client command and returns its stdout, stderr and error.
@@ -36,18 +38,18 @@ func noEnv(t *testing.T) {
 
 func TestDevicesTable(t *testing.T) {
 	noEnv(t)
-	hub := halclienttest.New(t, "boot-1")
-	url := hub.ServeWebSocket()
-	out, _, err := runClient(t, cmdDevices, "--hub", url, "--token", halclienttest.AdminToken)
+	hub := newTestHub(t)
+	url := hub.listen("ws")
+	out, _, err := runClient(t, cmdDevices, "--hub", url, "--token", hub.admin)
 	if err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	want := []*regexp.Regexp{
 		regexp.MustCompile(`^ID\s+KIND\s+ACCESS\s+RISK\s+STATE\s+VALUE$`),
-		regexp.MustCompile(`^sim\.led\s+gpio\.output\s+rw\s+low\s+ok\s+false$`),
 		regexp.MustCompile(`^sim\.door\s+gpio\.input\s+r\s+low\s+ok\s+false$`),
 		regexp.MustCompile(`^sim\.heater\s+gpio\.output\s+rw\s+high\s+ok\s+false$`),
+		regexp.MustCompile(`^sim\.led\s+gpio\.output\s+rw\s+low\s+ok\s+false$`),
 		regexp.MustCompile(`^sim\.temperature\s+sensor\s+r\s+low\s+ok\s+\{"temperature":20\.5\}$`),
 	}
 	if len(lines) != len(want) {
@@ -62,11 +64,11 @@ func TestDevicesTable(t *testing.T) {
 
 func TestDevicesJSON(t *testing.T) {
 	noEnv(t)
-	hub := halclienttest.New(t, "boot-1")
+	hub := newTestHub(t)
 	// Flags after nothing, the hub from $GATEWAY_HUB, the token from
 	// $GATEWAY_TOKEN.
-	t.Setenv("GATEWAY_HUB", hub.ListenTCP())
-	t.Setenv("GATEWAY_TOKEN", halclienttest.AgentToken)
+	t.Setenv("GATEWAY_HUB", hub.listen("tcp"))
+	t.Setenv("GATEWAY_TOKEN", hub.agent)
 	out, _, err := runClient(t, cmdDevices, "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -81,9 +83,12 @@ func TestDevicesJSON(t *testing.T) {
 
 func TestRead(t *testing.T) {
 	noEnv(t)
-	hub := halclienttest.New(t, "boot-1")
-	url := hub.ListenTCP()
-	tok := "--token=" + halclienttest.AdminToken
+	hub := newTestHub(t)
+	url := hub.listen("tcp")
+	tok := "--token=" + hub.admin
+	// An output's value is the one last applied (sim.led, seq 1); a sensor
+	// measures afresh, which is a new value: sim.temperature seq 5, then
+	// sim.door seq 6.
 	for _, tc := range []struct {
 		args []string
 		want *regexp.Regexp
@@ -91,7 +96,7 @@ func TestRead(t *testing.T) {
 		{[]string{"sim.led"}, regexp.MustCompile(`^false\n$`)},
 		{[]string{"sim.temperature"}, regexp.MustCompile(`^\{"temperature":20\.5\}\n$`)},
 		{[]string{"sim.led", "-v"}, regexp.MustCompile(`^false \(ts 2026-01-02T03:04:05\.000000006Z, seq 1\)\n$`)},
-		{[]string{"--json", "sim.door"}, regexp.MustCompile(`^\{"device":"sim\.door","value":false,"ts":"2026-01-02T03:04:05\.000000006Z","seq":2\}\n$`)},
+		{[]string{"--json", "sim.door"}, regexp.MustCompile(`^\{"device":"sim\.door","value":false,"ts":"2026-01-02T03:04:05\.000000006Z","seq":6\}\n$`)},
 	} {
 		out, _, err := runClient(t, cmdRead, append(tc.args, "--hub", url, tok)...)
 		if err != nil || !tc.want.MatchString(out) {
@@ -102,22 +107,61 @@ func TestRead(t *testing.T) {
 
 func TestWrite(t *testing.T) {
 	noEnv(t)
-	hub := halclienttest.New(t, "boot-1")
-	url := hub.ServeWebSocket()
-	out, _, err := runClient(t, cmdWrite, "sim.led", "true", "--hub", url, "--token", halclienttest.AdminToken)
+	hub := newTestHub(t)
+	url := hub.listen("ws")
+	out, _, err := runClient(t, cmdWrite, "sim.led", "true", "--hub", url, "--token", hub.admin)
 	if err != nil || out != "sim.led = true (seq 5)\n" {
 		t.Errorf("write = %q, %v", out, err)
 	}
-	out, _, err = runClient(t, cmdWrite, "--json", "sim.led", "false", "--hub", url, "--token", halclienttest.AdminToken)
+	out, _, err = runClient(t, cmdWrite, "--json", "sim.led", "false", "--hub", url, "--token", hub.admin)
 	if err != nil || !strings.HasPrefix(out, `{"status":"applied","device":"sim.led","value":false,`) {
 		t.Errorf("write --json = %q, %v", out, err)
 	}
-	// An agent's write of a high-risk device waits for an admin.
-	out, _, err = runClient(t, cmdWrite, "sim.heater", "true", "--reason", "preheat", "--hub", url, "--token", halclienttest.AgentToken)
+}
+
+// TestWritePending: an agent's write of a high-risk device waits for an
+// admin. The Hub has no confirmations yet, so a scripted hub answers.
+func TestWritePending(t *testing.T) {
+	noEnv(t)
+	url := pendingHub(t)
+	out, _, err := runClient(t, cmdWrite, "sim.heater", "true", "--reason", "preheat", "--hub", url, "--token", "t")
 	want := regexp.MustCompile(`^sim\.heater = true is pending: confirmation c-1 waits for an admin until \S+ \(gateway confirm approve c-1\)\n$`)
 	if err != nil || !want.MatchString(out) {
 		t.Errorf("pending write = %q, %v", out, err)
 	}
+}
+
+// pendingHub answers hal/initialize, then every request with a write that
+// waits for confirmation c-1.
+func pendingHub(t *testing.T) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		nc, err := l.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		sc := bufio.NewScanner(nc)
+		for sc.Scan() {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal(sc.Bytes(), &m) != nil || m.ID == nil {
+				continue
+			}
+			res := `{"protocolVersion":"0.1","bootId":"b"}`
+			if m.Method == openhal.MethodWrite {
+				res = `{"status":"pending","confirmation":{"id":"c-1","device":"sim.heater","value":true,"status":"pending","expiresAt":"2026-01-02T03:06:05Z"}}`
+			}
+			fmt.Fprintf(nc, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":%s}\n", m.ID, res)
+		}
+	}()
+	return "tcp://" + l.Addr().String()
 }
 
 func TestParseValue(t *testing.T) {
@@ -167,19 +211,17 @@ func TestParseClientArgs(t *testing.T) {
 
 func TestTokenFromStateDir(t *testing.T) {
 	noEnv(t)
-	hub := halclienttest.New(t, "boot-1")
-	url := hub.ListenTCP()
+	hub := newTestHub(t)
+	url := hub.listen("tcp")
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "admin.token"), []byte(halclienttest.AdminToken+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "admin.token"), []byte(hub.admin+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The Hub knows only its random tokens: the read succeeds only if
+	// the token from admin.token was sent.
 	out, _, err := runClient(t, cmdRead, "sim.led", "--hub", url, "--state-dir", dir)
 	if err != nil || out != "false\n" {
 		t.Errorf("read with admin.token = %q, %v", out, err)
-	}
-	in := hub.Seen().Inits[0]
-	if in.Params.Token == nil || *in.Params.Token != halclienttest.AdminToken {
-		t.Errorf("the token from admin.token was not sent: %+v", in.Params)
 	}
 
 	// No token anywhere: the error says where one may come from.
@@ -193,15 +235,15 @@ func TestTokenFromStateDir(t *testing.T) {
 
 func TestClientErrors(t *testing.T) {
 	noEnv(t)
-	hub := halclienttest.New(t, "boot-1")
-	url := hub.ListenTCP()
+	hub := newTestHub(t)
+	url := hub.listen("tcp")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	nobody := "tcp://" + l.Addr().String()
 	l.Close()
-	tok := "--token=" + halclienttest.AdminToken
+	tok := "--token=" + hub.admin
 	for _, tc := range []struct {
 		name string
 		cmd  func([]string, io.Writer, io.Writer) error
@@ -294,23 +336,32 @@ func startWatch(t *testing.T, args ...string) (stdout, stderr *lines, stop func(
 
 func TestWatch(t *testing.T) {
 	noEnv(t)
-	hub := halclienttest.New(t, "boot-1")
-	url := hub.ServeWebSocket()
-	out, _, stop := startWatch(t, "--hub", url, "--token", halclienttest.AdminToken)
-	out.waitFor(t, `^connected to `+regexp.QuoteMeta(url)+`: testhub 0\.0\.1 \(run boot-1\) as operator admin, scope admin$`)
+	hub := newTestHub(t)
+	url := hub.listen("ws")
+	// The token sees the bench (sim.*) but not lab.other, whose values
+	// move seq on unseen.
+	other, err := hub.reg.Add(otherDevice{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := hub.token("watcher", openhal.KindAgent, openhal.ScopeRead, "sim.*")
+	out, _, stop := startWatch(t, "--hub", url, "--token", tok)
+	boot := regexp.QuoteMeta(hub.hub.BootID())
+	out.waitFor(t, `^connected to `+regexp.QuoteMeta(url)+`: openhal test \(run `+boot+`\) as agent watcher, scope read$`)
 	out.waitFor(t, `^4 devices$`)
 	out.waitFor(t, `^sim\.temperature = \{"temperature":20\.5\} \(seq 4, current\)$`)
-	hub.Publish("sim.led", true)
+	hub.set("sim.led", true)
 	out.waitFor(t, `^sim\.led = true \(seq 5\)$`)
-	hub.SkipSeq(2)
-	hub.Publish("sim.led", false)
+	other.Value(1.0, benchTime)
+	other.Value(2.0, benchTime)
+	hub.set("sim.led", false)
 	out.waitFor(t, `^missed 2 values$`)
 	out.waitFor(t, `^sim\.led = false \(seq 8\)$`)
-	hub.Notify("hal/deviceState", map[string]string{"device": "sim.door", "state": "fault", "fault": "stuck"})
+	hub.bench["sim.door"].rep.State(device.StateFault, "stuck")
 	out.waitFor(t, `^sim\.door: state fault \(stuck\)$`)
-	hub.Restart("boot-2")
+	hub.restart()
 	out.waitFor(t, `^disconnected: .*; retrying in \d+ms$`)
-	out.waitFor(t, `^hub restarted \(new run boot-2\); values read again$`)
+	out.waitFor(t, `^hub restarted \(new run `+regexp.QuoteMeta(hub.hub.BootID())+`\); values read again$`)
 	if err := stop(); err != nil {
 		t.Errorf("watch ended with %v; want nil after an interrupt", err)
 	}
@@ -318,12 +369,12 @@ func TestWatch(t *testing.T) {
 
 func TestWatchJSON(t *testing.T) {
 	noEnv(t)
-	hub := halclienttest.New(t, "boot-1")
-	url := hub.ListenTCP()
-	out, status, stop := startWatch(t, "--json", "--hub", url, "--token", halclienttest.AdminToken)
+	hub := newTestHub(t)
+	url := hub.listen("tcp")
+	out, status, stop := startWatch(t, "--json", "--hub", url, "--token", hub.admin)
 	status.waitFor(t, `^4 devices$`)
 	out.waitFor(t, `"device":"sim.temperature"`) // the end of the resync
-	hub.Publish("sim.led", true)
+	hub.set("sim.led", true)
 	line := out.waitFor(t, `"seq":5`)
 	var n struct {
 		JSONRPC string `json:"jsonrpc"`
@@ -358,13 +409,21 @@ func TestWatchJSON(t *testing.T) {
 
 func TestWatchRefusedToken(t *testing.T) {
 	noEnv(t)
-	hub := halclienttest.New(t, "boot-1")
+	hub := newTestHub(t)
 	_, _, err := runClient(t, func(args []string, stdout, stderr io.Writer) error {
 		return runWatch(context.Background(), args, stdout, stderr)
-	}, "--hub", hub.ListenTCP(), "--token", "nope")
+	}, "--hub", hub.listen("tcp"), "--token", "nope")
 	if err == nil || err.Error() != "the hub refused the token (UNAUTHORIZED): token_unknown" {
 		t.Errorf("watch with a refused token: %v", err)
 	}
+}
+
+// otherDevice is a device outside the bench's sim.* ids.
+type otherDevice struct{}
+
+func (otherDevice) Descriptor() device.Descriptor {
+	return device.Descriptor{ID: "lab.other", Kind: device.KindSensor, Source: "test", Access: device.AccessRead,
+		Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeNumber}, State: device.StateOK}
 }
 
 func TestClientTimeout(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"time"
 
 	"gateway/board"
@@ -15,6 +16,7 @@ import (
 	"gateway/clock"
 	"gateway/device"
 	"gateway/halhub"
+	"gateway/halhub/audit"
 	"gateway/halhub/token"
 )
 
@@ -43,13 +45,27 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 		return fmt.Errorf("load tokens: %w", err)
 	}
 
+	auditLog, err := audit.Open(filepath.Join(stateDir, "audit"), audit.Options{Logger: log})
+	if err != nil {
+		return fmt.Errorf("open audit log: %w", err)
+	}
+	defer auditLog.Close()
+
 	reg := device.NewRegistry(nil)
+	var stopButtons []string
+	if id := cfg.StopButton(); id != "" {
+		stopButtons = append(stopButtons, id)
+	}
 	hub := halhub.New(reg, halhub.Options{
-		Level:     cfg.Hub.Conformance,
-		Limits:    hubLimits(cfg.Hub.Limits),
-		Version:   version,
-		SimInputs: cfg.Board == "sim",
-		Logger:    log,
+		Level:       cfg.Hub.Conformance,
+		Limits:      hubLimits(cfg.Hub.Limits),
+		Version:     version,
+		SimInputs:   cfg.Board == "sim",
+		Logger:      log,
+		Rules:       cfg.Rules(),
+		StateDir:    stateDir,
+		Audit:       auditLog,
+		StopButtons: stopButtons,
 	})
 	defer hub.Close()
 	hub.SetTokens(tokens)
@@ -62,12 +78,18 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 		}
 	}()
 
-	simBoard := sim.New(cfg.Sim, clock.Real())
+	simBoard := sim.New(cfg.Sim, clock.Real(), cfg.Overrides())
 	if err := simBoard.Start(ctx, reg); err != nil {
 		return fmt.Errorf("start sim board: %w", err)
 	}
 	defer simBoard.Wait()
 	defer cancel() // runs before Wait: stops the board's runners
+	if err := hub.Restore(); err != nil {
+		return fmt.Errorf("restore hub state: %w", err)
+	}
+	if hub.Stopped() {
+		log.Warn("started with the emergency stop engaged; an admin's resume lifts it")
+	}
 
 	stopListeners, err := listen(cfg, hub, log)
 	if err != nil {

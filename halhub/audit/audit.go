@@ -1,0 +1,343 @@
+// Package audit is the gateway's audit log (OpenHAL spec §10): one JSON
+// object per line, each with its own seq, on disk (synced) before the
+// answer it records is sent.
+//
+// One writer goroutine per Log commits entries in groups: it takes every
+// entry waiting, writes them with one write and syncs once, so that many
+// concurrent requests share one fsync. Several processes may append to the
+// same log (the gateway and its CLI): every batch is written under an
+// exclusive flock on audit.lock, and a writer that finds the file changed
+// since its own last write reads the tail again, so seqs stay unique and
+// increasing. The log is rotated by size by renaming the file; no byte once
+// written is rewritten.
+package audit
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"gateway/openhal"
+)
+
+// Entry is one audit line.
+type Entry struct {
+	// Seq is assigned by Append; it grows with every entry, across
+	// restarts and processes, and is never reused. It must stay the first
+	// field: Append encodes entries before their seq is known and the
+	// writer splices it in (see seqPrefix).
+	Seq       uint64            `json:"seq"`
+	TS        time.Time         `json:"ts"` // wall clock, UTC; Append sets it when zero
+	Principal openhal.Principal `json:"principal"`
+	// Action: "write", "confirm", "approve", "reject", "cancel",
+	// "expire", "stop", "resume", "token.add", "token.revoke",
+	// "initialize".
+	Action string `json:"action"`
+	Device string `json:"device,omitempty"`
+	// Value is kept when it is false or 0: omitempty drops only a nil
+	// interface.
+	Value any `json:"value,omitempty"`
+	// Outcome: "applied", "blocked", "pending", "approved", "rejected",
+	// "cancelled", "expired", "failed", "refused", "stopped", "resumed",
+	// "unauthorized", "created", "revoked".
+	Outcome      string     `json:"outcome"`
+	Rule         string     `json:"rule,omitempty"`
+	Confirmation string     `json:"confirmation,omitempty"`
+	Reason       string     `json:"reason,omitempty"`
+	Error        *ErrorInfo `json:"error,omitempty"` // of a refused or failed request
+	Count        int        `json:"count,omitempty"` // rate-limited UNAUTHORIZED answers folded into one entry
+}
+
+// ErrorInfo is the error a refused or failed request was answered with.
+type ErrorInfo struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Options tune a Log. The zero value is usable.
+type Options struct {
+	MaxFileBytes int64 // rotate when the current file would pass this (default 8 MiB)
+	KeepFiles    int   // rotated files kept besides the current one (default 8)
+	Now          func() time.Time
+	Logger       *slog.Logger
+
+	// Test hooks. sync makes a written file durable (default f.Sync);
+	// enqueued sees the queue's length after each request is queued.
+	sync     func(f *os.File) error
+	enqueued func(queued int)
+}
+
+// Defaults.
+const (
+	DefaultMaxFileBytes = 8 << 20
+	DefaultKeepFiles    = 8
+)
+
+// MaxEntryBytes is the longest line, without its newline, that readers
+// accept; Append refuses an entry that would be longer, since it could
+// never be read back.
+const MaxEntryBytes = 4 << 20
+
+// ErrClosed is returned by Append and Probe after Close.
+var ErrClosed = errors.New("audit log closed")
+
+// Stats are a Log's counters, for /metrics.
+type Stats struct {
+	Entries   uint64 // entries this Log wrote and synced
+	Writes    uint64 // batches written (one write system call each)
+	Syncs     uint64 // syncs of the log file
+	Rotations uint64 // files this Log rotated
+	Repairs   uint64 // lines cut short by a crash that this Log ended with a newline
+	Resyncs   uint64 // times another process had written since this Log's last write
+	Skipped   uint64 // lines List skipped because they do not parse, summed over calls
+	Errors    uint64 // batches that failed (their Appends got the error)
+	LastSeq   uint64 // the highest seq this Log knows of
+}
+
+// Log is an audit log directory opened for appending and listing.
+type Log struct {
+	dir string
+	opt Options
+	log *slog.Logger
+
+	mu     sync.Mutex
+	queue  []*request
+	closed bool
+
+	wake    chan struct{} // one token: the queue is not empty, or Close
+	stopped chan struct{} // closed when the writer returns
+	once    sync.Once
+
+	w writer // owned by the writer goroutine (by Open before it starts)
+
+	entries, writes, syncs, rotations, repairs, resyncs, skipped, errs, lastSeq atomic.Uint64
+}
+
+// request is one Append (or, without lines, one Probe) handed to the
+// writer.
+type request struct {
+	lines [][]byte // each entry encoded without its seq: what follows seqPrefix0
+	seqs  []uint64 // set by the writer
+	ok    bool     // set by the writer: lines written and synced
+	err   error
+	done  chan struct{}
+}
+
+// Open opens the log in dir, creating dir (mode 0700) and the log (0600)
+// when missing. A last line cut short by a crash is ended with a newline:
+// the cut line then fails to parse and readers skip it. The last seq is
+// read from the files, so seqs keep growing across restarts.
+func Open(dir string, opt Options) (*Log, error) {
+	if opt.MaxFileBytes <= 0 {
+		opt.MaxFileBytes = DefaultMaxFileBytes
+	}
+	if opt.KeepFiles <= 0 {
+		opt.KeepFiles = DefaultKeepFiles
+	}
+	if opt.Now == nil {
+		opt.Now = time.Now
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.Default()
+	}
+	if opt.sync == nil {
+		opt.sync = (*os.File).Sync
+	}
+	if err := makeDir(dir); err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	lockf, err := os.OpenFile(filepath.Join(dir, lockName), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open audit log: %w", err)
+	}
+	l := &Log{
+		dir:     dir,
+		opt:     opt,
+		log:     opt.Logger.With("audit", dir),
+		wake:    make(chan struct{}, 1),
+		stopped: make(chan struct{}),
+	}
+	l.w = writer{l: l, lockf: lockf}
+	if err := l.w.open(); err != nil {
+		l.w.close()
+		return nil, fmt.Errorf("open audit log %s: %w", dir, err)
+	}
+	go l.run()
+	return l, nil
+}
+
+// makeDir creates dir (mode 0700) when it is missing, and syncs its parent
+// so that the new directory, and the log in it, survive a power cut.
+func makeDir(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(filepath.Clean(dir)))
+}
+
+// AppendOnce opens the log in dir, appends entries and closes it: for a
+// short-lived process such as the CLI.
+func AppendOnce(dir string, entries ...Entry) ([]uint64, error) {
+	l, err := Open(dir, Options{})
+	if err != nil {
+		return nil, err
+	}
+	seqs, err := l.Append(context.Background(), entries...)
+	if cerr := l.Close(); err == nil && cerr != nil {
+		return nil, cerr
+	}
+	return seqs, err
+}
+
+// seqPrefix0 is how every encoded Entry starts before its seq is known.
+var seqPrefix0 = []byte(`{"seq":0`)
+
+// Append writes entries, assigning their Seq (and TS when zero), and
+// returns their seqs once they are on disk. Entries are encoded here, in
+// the caller's goroutine; the writer only splices the seq in. ctx bounds
+// only the wait: entries handed over are written even if ctx ends first.
+func (l *Log) Append(ctx context.Context, entries ...Entry) ([]uint64, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	r := &request{lines: make([][]byte, len(entries)), done: make(chan struct{})}
+	var now time.Time
+	for i := range entries {
+		e := entries[i]
+		e.Seq = 0
+		if e.TS.IsZero() {
+			if now.IsZero() {
+				now = l.opt.Now()
+			}
+			e.TS = now
+		}
+		e.TS = e.TS.UTC()
+		b, err := json.Marshal(&e)
+		if err != nil {
+			return nil, fmt.Errorf("audit %s entry: %w", e.Action, err)
+		}
+		// With its seq the line may be up to 19 bytes longer.
+		if !bytes.HasPrefix(b, seqPrefix0) || len(b)+19 > MaxEntryBytes {
+			return nil, fmt.Errorf("audit %s entry: encoded as %d bytes starting %.20q", e.Action, len(b), b)
+		}
+		r.lines[i] = b[len(seqPrefix0):]
+	}
+	if err := l.hand(r); err != nil {
+		return nil, err
+	}
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		select {
+		case <-r.done:
+		default:
+			return nil, fmt.Errorf("audit: wait for the disk: %w", ctx.Err())
+		}
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	return r.seqs, nil
+}
+
+// hand queues r for the writer and wakes it.
+func (l *Log) hand(r *request) error {
+	l.mu.Lock()
+	if l.closed {
+		l.mu.Unlock()
+		return ErrClosed
+	}
+	l.queue = append(l.queue, r)
+	n := len(l.queue)
+	l.mu.Unlock()
+	if l.opt.enqueued != nil {
+		l.opt.enqueued(n)
+	}
+	select {
+	case l.wake <- struct{}{}:
+	default: // the writer is already due to look
+	}
+	return nil
+}
+
+// Probe returns nil once the writer goroutine has come round to it, which
+// shows that it is not stuck (in a write, a sync or the lock), or ctx's
+// error. It writes nothing.
+func (l *Log) Probe(ctx context.Context) error {
+	r := &request{done: make(chan struct{})}
+	if err := l.hand(r); err != nil {
+		return err
+	}
+	select {
+	case <-r.done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("audit writer: %w", ctx.Err())
+	}
+}
+
+// Close writes what was handed over, stops the writer and closes the
+// files. Append and Probe fail with ErrClosed afterwards; List still works.
+func (l *Log) Close() error {
+	var err error
+	l.once.Do(func() {
+		l.mu.Lock()
+		l.closed = true
+		l.mu.Unlock()
+		select {
+		case l.wake <- struct{}{}:
+		default:
+		}
+		<-l.stopped
+		err = l.w.close()
+	})
+	return err
+}
+
+// Stats returns the Log's counters.
+func (l *Log) Stats() Stats {
+	return Stats{
+		Entries:   l.entries.Load(),
+		Writes:    l.writes.Load(),
+		Syncs:     l.syncs.Load(),
+		Rotations: l.rotations.Load(),
+		Repairs:   l.repairs.Load(),
+		Resyncs:   l.resyncs.Load(),
+		Skipped:   l.skipped.Load(),
+		Errors:    l.errs.Load(),
+		LastSeq:   l.lastSeq.Load(),
+	}
+}
+
+// run is the writer goroutine: it takes every request waiting and commits
+// them together, until Close.
+func (l *Log) run() {
+	defer close(l.stopped)
+	var spare []*request
+	for range l.wake {
+		l.mu.Lock()
+		reqs := l.queue
+		l.queue = spare[:0]
+		closed := l.closed
+		l.mu.Unlock()
+		l.w.commit(reqs)
+		clear(reqs)
+		spare = reqs
+		if closed {
+			// Nothing is queued after closed is set.
+			return
+		}
+	}
+}

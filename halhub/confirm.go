@@ -1,0 +1,345 @@
+package halhub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"gateway/clock"
+	"gateway/halhub/token"
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+// DefaultConfirmTTL is how long a Confirmation Request waits for an admin
+// unless its device says otherwise (spec §7).
+const DefaultConfirmTTL = 120 * time.Second
+
+// keepResolved is how many resolved requests hal/confirmations/list still
+// shows.
+const keepResolved = 256
+
+// counterFile keeps the last confirmation number, so that ids are never
+// reused across restarts (spec §7).
+const counterFile = "confirmations.next"
+
+// confirmations is the queue of Confirmation Requests. Every change of
+// one request — approval, rejection, cancellation, expiry — takes it out
+// of pending under mu, so that they are serialised: the loser finds it
+// closed.
+type confirmations struct {
+	mu       sync.Mutex
+	next     uint64
+	byID     map[string]*pendingWrite
+	resolved []string // ids of resolved requests, oldest first
+}
+
+// pendingWrite is one request and what approval needs to re-run the write
+// as its creator.
+type pendingWrite struct {
+	c       openhal.Confirmation
+	attempt *writeAttempt
+	creator token.Entry
+	token   string
+	timer   clock.Timer
+	taken   bool // being resolved: out of pending, whatever Status says
+}
+
+func newConfirmations() *confirmations {
+	return &confirmations{byID: map[string]*pendingWrite{}}
+}
+
+// loadCounter reads the last confirmation number of earlier runs.
+func (h *Hub) loadCounter() error {
+	if h.opt.StateDir == "" {
+		return nil
+	}
+	b, err := os.ReadFile(filepath.Join(h.opt.StateDir, counterFile))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("read %s: %w", counterFile, err)
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", counterFile, err)
+	}
+	h.confirms.next = n
+	return nil
+}
+
+// newID numbers a request, and keeps the number on disk before it is used.
+func (h *Hub) newConfirmationID() (string, error) {
+	h.confirms.mu.Lock()
+	defer h.confirms.mu.Unlock()
+	n := h.confirms.next + 1
+	if h.opt.StateDir != "" {
+		if err := writeFileSynced(filepath.Join(h.opt.StateDir, counterFile), []byte(strconv.FormatUint(n, 10)+"\n")); err != nil {
+			return "", err
+		}
+	}
+	h.confirms.next = n
+	return fmt.Sprintf("c-%08d", n), nil
+}
+
+// requestConfirmation queues a write that needs an admin's approval.
+func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error) {
+	if !h.opt.Level.Allows(openhal.MethodConfirmationApprove) {
+		return nil, errForbidden("confirmation_unavailable",
+			"writing %s needs scope control_high, and this hub (conformance %s) cannot confirm writes", w.f.id, h.opt.Level)
+	}
+	id, err := h.newConfirmationID()
+	if err != nil {
+		return nil, errInternal(fmt.Errorf("number the confirmation: %w", err))
+	}
+	ttl := DefaultConfirmTTL
+	if h.opt.ConfirmTTL > 0 {
+		ttl = h.opt.ConfirmTTL
+	}
+	if r := h.safety.rules[w.f.id]; r.ConfirmTTL > 0 {
+		ttl = r.ConfirmTTL
+	}
+	now := h.clk.Now().UTC()
+	pw := &pendingWrite{
+		c: openhal.Confirmation{
+			ID: id, Device: w.f.id, Value: w.value, Reason: w.reason, Status: openhal.ConfirmPending,
+			RequestedBy: openhal.Principal{Kind: w.principal.Kind, Name: w.principal.Name},
+			CreatedAt:   now, ExpiresAt: now.Add(ttl),
+		},
+		attempt: w, creator: w.creator, token: w.token,
+	}
+	h.confirms.mu.Lock()
+	h.confirms.byID[id] = pw
+	pw.timer = h.clk.AfterFunc(ttl, func() { h.expire(id) })
+	c := pw.c
+	h.confirms.mu.Unlock()
+	h.broadcast(openhal.NotifyConfirmationRequested, c.Device, openhal.ConfirmationNotice{Confirmation: c})
+	return openhal.PendingResult{Status: openhal.StatusPending, Confirmation: c}, nil
+}
+
+// take moves a pending request out of pending for one resolution; the
+// loser of a race gets CONFIRMATION_CLOSED.
+func (cs *confirmations) take(id string) (*pendingWrite, *jsonrpc.Error) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	pw, ok := cs.byID[id]
+	switch {
+	case !ok:
+		return nil, newError(openhal.CodeConfirmationNotFound, "confirmation_not_found", fmt.Sprintf("no confirmation %q", id), data{"id": id})
+	case pw.taken:
+		return nil, newError(openhal.CodeConfirmationClosed, "confirmation_closed", fmt.Sprintf("confirmation %s is already %s", id, closedWord(pw.c.Status)), data{"id": id, "status": pw.c.Status})
+	}
+	pw.timer.Stop()
+	pw.taken = true
+	return pw, nil
+}
+
+// resolve records the outcome of a taken request and tells every client.
+func (h *Hub) resolve(pw *pendingWrite, status string, set func(*openhal.Confirmation)) openhal.Confirmation {
+	cs := h.confirms
+	cs.mu.Lock()
+	now := h.clk.Now().UTC()
+	pw.c.Status, pw.c.ResolvedAt = status, &now
+	if set != nil {
+		set(&pw.c)
+	}
+	c := pw.c
+	cs.resolved = append(cs.resolved, c.ID)
+	if len(cs.resolved) > keepResolved {
+		delete(cs.byID, cs.resolved[0])
+		cs.resolved = cs.resolved[1:]
+	}
+	cs.mu.Unlock()
+	h.broadcast(openhal.NotifyConfirmationResolved, c.Device, openhal.ConfirmationNotice{Confirmation: c})
+	return c
+}
+
+// expire closes a request nobody resolved in time.
+func (h *Hub) expire(id string) {
+	pw, err := h.confirms.take(id)
+	if err != nil {
+		return // resolved a moment earlier
+	}
+	c := h.resolve(pw, openhal.ConfirmExpired, nil)
+	h.auditHub(openhal.Principal{Kind: openhal.KindHub, Name: "confirmations"}, "expire", c.Device, c.Value, openhal.ConfirmExpired, c.ID, "")
+}
+
+// rejectAll rejects every pending request (an emergency stop).
+func (cs *confirmations) rejectAll(h *Hub, reason string) {
+	cs.mu.Lock()
+	var ids []string
+	for id, pw := range cs.byID {
+		if !pw.taken {
+			ids = append(ids, id)
+		}
+	}
+	cs.mu.Unlock()
+	sort.Strings(ids)
+	p := openhal.Principal{Kind: openhal.KindHub, Name: "emergency_stop"}
+	for _, id := range ids {
+		pw, err := cs.take(id)
+		if err != nil {
+			continue
+		}
+		c := h.resolve(pw, openhal.ConfirmRejected, func(c *openhal.Confirmation) { c.RejectedBy, c.ResolveReason = &p, reason })
+		h.auditHub(p, "reject", c.Device, c.Value, openhal.ConfirmRejected, c.ID, reason)
+	}
+}
+
+// approve applies a request's write as its creator: every check again
+// but the risk step, with a revoked token refused (spec §7).
+func (h *Hub) approve(id string, by openhal.Principal) (openhal.Confirmation, *jsonrpc.Error) {
+	pw, err := h.confirms.take(id)
+	if err != nil {
+		return openhal.Confirmation{}, err
+	}
+	res, werr := h.reapply(pw)
+	status := openhal.ConfirmApproved
+	if werr != nil {
+		status = openhal.ConfirmFailed
+	}
+	return h.resolve(pw, status, func(c *openhal.Confirmation) {
+		c.ApprovedBy = &by
+		if werr != nil {
+			eo := errorObject(werr)
+			c.Error = &eo
+		} else if wr, ok := res.(openhal.WriteResult); ok {
+			c.Result = &wr
+		}
+	}), nil
+}
+
+// reapply runs the approved write through the checks again, as its
+// creator.
+func (h *Hub) reapply(pw *pendingWrite) (any, *jsonrpc.Error) {
+	if _, ok := h.tokens.Load().Lookup(pw.token); !ok {
+		return nil, errorf(openhal.CodeUnauthorized, "token_revoked", "the token of %s was revoked", pw.c.RequestedBy.Name)
+	}
+	w := *pw.attempt
+	f, err := h.lookupFor(pw.creator, w.f.id)
+	if err != nil {
+		return nil, err
+	}
+	if err := h.writable(f, w.principal); err != nil {
+		return nil, err
+	}
+	if err := f.desc.Schema.Validate(w.value); err != nil {
+		return nil, valueError(f.id, err)
+	}
+	w.f, w.confirmed = f, true
+	return h.write(&w, h.order.enter(f.id))
+}
+
+func serveConfirmationsList(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p openhal.ConfirmationsListParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	_, entry := s.who()
+	cs := s.hub.confirms
+	cs.mu.Lock()
+	out := []openhal.Confirmation{}
+	for _, pw := range cs.byID {
+		if (p.Status == "" || pw.c.Status == p.Status) && entry.Visible(pw.c.Device) {
+			out = append(out, pw.c)
+		}
+	}
+	cs.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return openhal.ConfirmationsListResult{Confirmations: out}, nil
+}
+
+func serveConfirmationApprove(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p openhal.ConfirmationParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, errInvalidParams("missing_param", "params.id is required")
+	}
+	if err := s.visibleConfirmation(p.ID); err != nil {
+		return nil, err
+	}
+	who, _ := s.who()
+	c, err := s.hub.approve(p.ID, who)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func serveConfirmationReject(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p openhal.RejectParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, errInvalidParams("missing_param", "params.id is required")
+	}
+	if err := s.visibleConfirmation(p.ID); err != nil {
+		return nil, err
+	}
+	who, _ := s.who()
+	pw, err := s.hub.confirms.take(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.hub.resolve(pw, openhal.ConfirmRejected, func(c *openhal.Confirmation) { c.RejectedBy, c.ResolveReason = &who, p.Reason }), nil
+}
+
+// serveConfirmationCancel lets a request's creator withdraw it.
+func serveConfirmationCancel(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p openhal.ConfirmationParams
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, errInvalidParams("missing_param", "params.id is required")
+	}
+	if err := s.visibleConfirmation(p.ID); err != nil {
+		return nil, err
+	}
+	who, _ := s.who()
+	cs := s.hub.confirms
+	cs.mu.Lock()
+	pw, ok := cs.byID[p.ID]
+	mine := ok && pw.c.RequestedBy.Kind == who.Kind && pw.c.RequestedBy.Name == who.Name
+	cs.mu.Unlock()
+	if ok && !mine {
+		return nil, errForbidden("not_creator", "only %s may cancel confirmation %s", pw.c.RequestedBy.Name, p.ID)
+	}
+	pw, err := cs.take(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	return s.hub.resolve(pw, openhal.ConfirmCancelled, nil), nil
+}
+
+func closedWord(status string) string {
+	if status == openhal.ConfirmPending {
+		return "being resolved"
+	}
+	return status
+}
+
+// visibleConfirmation checks that a request exists for this session: a
+// token limited to some devices does not see requests for the others.
+func (s *session) visibleConfirmation(id string) *jsonrpc.Error {
+	_, entry := s.who()
+	cs := s.hub.confirms
+	cs.mu.Lock()
+	pw, ok := cs.byID[id]
+	cs.mu.Unlock()
+	if !ok || !entry.Visible(pw.c.Device) {
+		return newError(openhal.CodeConfirmationNotFound, "confirmation_not_found", fmt.Sprintf("no confirmation %q", id), data{"id": id})
+	}
+	return nil
+}

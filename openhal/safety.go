@@ -1,0 +1,148 @@
+package openhal
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Confirmation statuses (spec §7).
+const (
+	ConfirmPending   = "pending"
+	ConfirmApproved  = "approved"
+	ConfirmRejected  = "rejected"
+	ConfirmCancelled = "cancelled"
+	ConfirmExpired   = "expired"
+	ConfirmFailed    = "failed"
+)
+
+// Confirmation is a Confirmation Request as clients see it.
+type Confirmation struct {
+	ID          string     `json:"id"`
+	Device      string     `json:"device"`
+	Value       any        `json:"value"`
+	RequestedBy Principal  `json:"requestedBy"`
+	Reason      string     `json:"reason,omitempty"`
+	Status      string     `json:"status"`
+	CreatedAt   time.Time  `json:"createdAt"`
+	ExpiresAt   time.Time  `json:"expiresAt"`
+	ResolvedAt  *time.Time `json:"resolvedAt,omitempty"`
+	ApprovedBy  *Principal `json:"approvedBy,omitempty"`
+	RejectedBy  *Principal `json:"rejectedBy,omitempty"`
+	// ResolveReason is why it was rejected ("emergency_stop", an admin's
+	// words).
+	ResolveReason string `json:"resolveReason,omitempty"`
+	// Error is why an approved write failed (status "failed").
+	Error *ErrorObject `json:"error,omitempty"`
+	// Result is the applied write of an approved request.
+	Result *WriteResult `json:"result,omitempty"`
+}
+
+// ErrorObject is an error as it appears inside a result or notification.
+type ErrorObject struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// PendingResult is the answer to a hal/write that waits for a confirmation.
+type PendingResult struct {
+	Status       string       `json:"status"` // "pending"
+	Confirmation Confirmation `json:"confirmation"`
+}
+
+// ConfirmationParams name a confirmation (approve, cancel).
+type ConfirmationParams struct {
+	ID string `json:"id"`
+}
+
+// RejectParams are the params of hal/confirmations/reject.
+type RejectParams struct {
+	ID     string `json:"id"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ConfirmationsListParams filter hal/confirmations/list.
+type ConfirmationsListParams struct {
+	Status string `json:"status,omitempty"`
+}
+
+// ConfirmationsListResult is the answer to hal/confirmations/list.
+type ConfirmationsListResult struct {
+	Confirmations []Confirmation `json:"confirmations"`
+}
+
+// ConfirmationNotice is the params of hal/confirmationRequested and
+// hal/confirmationResolved.
+type ConfirmationNotice struct {
+	Confirmation Confirmation `json:"confirmation"`
+}
+
+// StopParams are the params of hal/stop.
+type StopParams struct {
+	Reason string `json:"reason,omitempty"`
+}
+
+// SafeFailure is a device that did not reach its safe value.
+type SafeFailure struct {
+	Device string      `json:"device"`
+	Error  ErrorObject `json:"error"`
+}
+
+// StopResult is the answer to hal/stop.
+type StopResult struct {
+	Stopped     bool          `json:"stopped"`
+	SafeApplied []string      `json:"safeApplied"`
+	Failed      []SafeFailure `json:"failed"`
+}
+
+// StoppedParams are the params of hal/stopped.
+type StoppedParams struct {
+	Principal   Principal     `json:"principal"`
+	Reason      string        `json:"reason"`
+	TS          time.Time     `json:"ts"`
+	SafeApplied []string      `json:"safeApplied"`
+	Failed      []SafeFailure `json:"failed"`
+}
+
+// ResumeResult is the answer to hal/resume.
+type ResumeResult struct {
+	Stopped bool `json:"stopped"`
+}
+
+// ResumedParams are the params of hal/resumed.
+type ResumedParams struct {
+	Principal Principal `json:"principal"`
+	TS        time.Time `json:"ts"`
+}
+
+// BlockedParams are the params of hal/blocked.
+type BlockedParams struct {
+	Device    string    `json:"device"`
+	Value     any       `json:"value"`
+	Principal Principal `json:"principal"`
+	Rule      string    `json:"rule"`
+	Reason    string    `json:"reason"`
+	TS        time.Time `json:"ts"`
+}
+
+// Rule names in BLOCKED errors and hal/blocked.
+const (
+	RuleMinimum   = "minimum"
+	RuleMaximum   = "maximum"
+	RuleRateLimit = "rateLimit"
+	RuleInterlock = "interlock"
+	RuleMaxOn     = "maxOnMs"
+)
+
+// AuditListParams are the params of hal/audit/list.
+type AuditListParams struct {
+	Since *uint64 `json:"since,omitempty"`
+	Limit *int    `json:"limit,omitempty"`
+}
+
+// AuditListResult is the answer to hal/audit/list: the entries as they are
+// on disk.
+type AuditListResult struct {
+	Entries []json.RawMessage `json:"entries"`
+	Skipped int               `json:"skipped,omitempty"`
+}
