@@ -134,27 +134,17 @@ func nextNotification(t *testing.T, c *halclient.Conn) halclient.Notification {
 	panic("unreachable")
 }
 
-// TestWritePending decodes a write that waits for an admin. The Hub has
-// no confirmations yet, so a scripted hub answers it.
+// TestWritePending: an agent's write of a high-risk device waits for an
+// admin.
 func TestWritePending(t *testing.T) {
-	url, _ := scriptedHub(t, "tcp", func(method string) any {
-		if method != openhal.MethodWrite {
-			return map[string]any{"protocolVersion": "0.1", "bootId": "b"}
-		}
-		now := time.Now().UTC()
-		by := map[string]string{"kind": "agent", "name": "bench-agent", "scope": "control.low"}
-		return map[string]any{"status": openhal.StatusPending, "confirmation": map[string]any{
-			"id": "c-1", "device": "sim.heater", "value": true, "reason": "preheat", "requestedBy": by,
-			"status": "pending", "createdAt": now, "expiresAt": now.Add(2 * time.Minute),
-		}}
-	})
-	c := dial(t, url, "t")
+	hub := newTestHub(t)
+	c := dial(t, hub.listen("tcp"), hub.agent)
 	w, err := c.Write(testCtx(t), "sim.heater", json.RawMessage("true"), "preheat")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w.Status != openhal.StatusPending || w.Confirmation == nil || w.Confirmation.ID != "c-1" ||
-		w.Confirmation.Device != "sim.heater" || w.Confirmation.Reason != "preheat" || w.Confirmation.ExpiresAt.IsZero() {
+	if cf := w.Confirmation; w.Status != openhal.StatusPending || cf == nil || cf.ID == "" || cf.Device != "sim.heater" ||
+		cf.Value != true || cf.Reason != "preheat" || cf.RequestedBy.Name != "bench-agent" || cf.ExpiresAt.IsZero() {
 		t.Errorf("Write = %+v (confirmation %+v)", w, w.Confirmation)
 	}
 }
@@ -492,8 +482,7 @@ func TestHubRefusesMessage(t *testing.T) {
 }
 
 // scriptedHub is a hub for what the real Hub cannot do: answer another
-// protocol version, or (until it has confirmations) a pending write. It
-// serves one connection on transport ("ws", "tcp" or "unix"), answers each
+// protocol version. It serves one connection on transport ("ws", "tcp" or "unix"), answers each
 // request with result(method), and once the client has closed, sends the
 // methods of the messages it received.
 func scriptedHub(t *testing.T, transport string, result func(method string) any) (url string, received <-chan []string) {
