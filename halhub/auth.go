@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"gateway/halhub/audit"
 	"gateway/halhub/token"
 	"gateway/jsonrpc"
 	"gateway/openhal"
@@ -18,13 +19,21 @@ func (s *session) authenticate(rawToken json.RawMessage) (token.Entry, string, *
 	h := s.hub
 	addr := s.tr.remote()
 	if h.auth.limited(addr) {
+		// Counted, not recorded one by one: a flood must not flood the
+		// audit log. The count is recorded when the address is let in
+		// again (spec §10).
 		h.stats.unauthorized.Add(1)
 		return token.Entry{}, "", errorf(openhal.CodeUnauthorized, "rate_limited", "too many failed attempts from %s; try again later", addr)
 	}
+	h.recordRateLimited(addr)
 	fail := func(reason, msg string) (token.Entry, string, *jsonrpc.Error) {
 		h.auth.fail(addr)
 		h.stats.unauthorized.Add(1)
-		return token.Entry{}, "", errorf(openhal.CodeUnauthorized, reason, "%s", msg)
+		e := errorf(openhal.CodeUnauthorized, reason, "%s", msg)
+		if err := h.record(audit.Entry{Principal: anonymous(addr), Action: "initialize", Outcome: "unauthorized", Reason: reason}); err != nil {
+			return token.Entry{}, "", errorf(openhal.CodeInternalError, "audit_failed", "the audit log could not record this request: %v", err)
+		}
+		return token.Entry{}, "", e
 	}
 	var param string
 	if len(rawToken) > 0 && string(rawToken) != "null" {
@@ -49,6 +58,19 @@ func (s *session) authenticate(rawToken json.RawMessage) (token.Entry, string, *
 	return e, tok, nil
 }
 
+// anonymous is the principal of a peer that has not authenticated.
+func anonymous(addr string) openhal.Principal {
+	return openhal.Principal{Kind: "anonymous", Name: addr}
+}
+
+// recordRateLimited records how many answers addr got while it was rate
+// limited, once it is let in again.
+func (h *Hub) recordRateLimited(addr string) {
+	if n := h.auth.takeLimited(addr); n > 0 {
+		h.record(audit.Entry{Principal: anonymous(addr), Action: "initialize", Outcome: "unauthorized", Reason: "rate_limited", Count: n})
+	}
+}
+
 // authLimiter counts UNAUTHORIZED answers per remote address over a
 // sliding window (spec §3: at most 5 a minute per address).
 type authLimiter struct {
@@ -56,19 +78,34 @@ type authLimiter struct {
 	window time.Duration
 	now    func() time.Time
 
-	mu    sync.Mutex
-	fails map[string][]time.Time
+	mu       sync.Mutex
+	fails    map[string][]time.Time
+	limitedN map[string]int // rate-limited answers not yet recorded
 }
 
 func newAuthLimiter(max int, window time.Duration, now func() time.Time) *authLimiter {
-	return &authLimiter{max: max, window: window, now: now, fails: map[string][]time.Time{}}
+	return &authLimiter{max: max, window: window, now: now, fails: map[string][]time.Time{}, limitedN: map[string]int{}}
 }
 
-// limited reports whether addr has used up its failures in the window.
+// limited reports whether addr has used up its failures in the window,
+// and counts the answer if so.
 func (l *authLimiter) limited(addr string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.recent(addr)) >= l.max
+	if len(l.recent(addr)) >= l.max {
+		l.limitedN[addr]++
+		return true
+	}
+	return false
+}
+
+// takeLimited returns and forgets addr's count of rate-limited answers.
+func (l *authLimiter) takeLimited(addr string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := l.limitedN[addr]
+	delete(l.limitedN, addr)
+	return n
 }
 
 func (l *authLimiter) fail(addr string) {

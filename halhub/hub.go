@@ -71,6 +71,10 @@ type Options struct {
 	// Audit records every write, stop, resume and confirmation; nil
 	// records nothing (tests of other parts).
 	Audit *audit.Log
+	// AuthFailures is how many UNAUTHORIZED answers one remote address
+	// gets per AuthWindow before it is rate limited; 0 means 5 a minute.
+	AuthFailures int
+	AuthWindow   time.Duration
 	// StopButtons are the ids of inputs whose true engages the emergency
 	// stop (with principal {hub, id}) and holds off hal/resume.
 	StopButtons []string
@@ -117,13 +121,16 @@ func New(reg *device.Registry, opt Options) *Hub {
 	if opt.Clock == nil {
 		opt.Clock = clock.Real()
 	}
+	if opt.AuthFailures <= 0 || opt.AuthWindow <= 0 {
+		opt.AuthFailures, opt.AuthWindow = 5, time.Minute
+	}
 	h := &Hub{
 		opt:      opt,
 		reg:      reg,
 		log:      opt.Logger,
 		clk:      opt.Clock,
 		bootID:   newBootID(),
-		auth:     newAuthLimiter(5, time.Minute, opt.Clock.Now),
+		auth:     newAuthLimiter(opt.AuthFailures, opt.AuthWindow, opt.Clock.Now),
 		order:    newWriteOrder(),
 		sessions: map[*session]struct{}{},
 		methods:  methods(),
