@@ -2,6 +2,7 @@ package halhub
 
 import (
 	"gateway/device"
+	"gateway/halhub/token"
 	"gateway/jsonrpc"
 	"gateway/openhal"
 )
@@ -65,6 +66,32 @@ func (h *Hub) broadcast(method, device string, params any) {
 		}
 		if _, entry := s.who(); device != "" && !entry.Visible(device) {
 			continue
+		}
+		s.notify(msg)
+	}
+}
+
+// broadcastEach sends a notification whose params depend on what each
+// token may see; tokens that see every device share one encoding.
+func (h *Hub) broadcastEach(method string, params func(token.Entry) any) {
+	var shared []byte
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for s := range h.sessions {
+		if !s.ready() {
+			continue
+		}
+		_, entry := s.who()
+		msg := shared
+		if len(entry.Devices) > 0 || shared == nil {
+			var err error
+			if msg, err = jsonrpc.AppendNotification(nil, method, params(entry)); err != nil {
+				h.log.Error("encode notification", "method", method, "err", err)
+				return
+			}
+			if len(entry.Devices) == 0 {
+				shared = msg
+			}
 		}
 		s.notify(msg)
 	}

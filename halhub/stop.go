@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"gateway/device"
+	"gateway/halhub/token"
 	"gateway/jsonrpc"
 	"gateway/openhal"
 )
@@ -107,7 +108,10 @@ func (h *Hub) Stop(p openhal.Principal, reason string) (openhal.StopResult, erro
 	}
 	h.confirms.rejectAll(h, "emergency_stop")
 	applied, failed := h.driveAllSafe(p, "emergency stop")
-	h.broadcast(openhal.NotifyStopped, "", openhal.StoppedParams{Principal: p, Reason: reason, TS: now, SafeApplied: applied, Failed: failed})
+	h.broadcastEach(openhal.NotifyStopped, func(e token.Entry) any {
+		a, f := visibleOutcome(e, applied, failed)
+		return openhal.StoppedParams{Principal: p, Reason: reason, TS: now, SafeApplied: a, Failed: f}
+	})
 	h.log.Warn("emergency stop", "principal", p.Name, "reason", reason, "safe_applied", len(applied), "failed", len(failed))
 	return openhal.StopResult{Stopped: true, SafeApplied: applied, Failed: failed}, latchErr
 }
@@ -237,8 +241,9 @@ func serveStop(s *session, _ context.Context, params json.RawMessage) (any, *jso
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	who, _ := s.who()
+	who, entry := s.who()
 	res, err := s.hub.Stop(who, p.Reason)
+	res.SafeApplied, res.Failed = visibleOutcome(entry, res.SafeApplied, res.Failed)
 	if err != nil {
 		// Engaged and acted on, but not latched: say so, with the result.
 		return nil, newError(openhal.CodeInternalError, "latch_failed", "the stop is engaged but could not be latched on disk: "+err.Error(), data{"result": res})
@@ -297,4 +302,24 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync %s: %w", dir, err)
 	}
 	return nil
+}
+
+// visibleOutcome keeps what a token may see of a stop's outcome: a token
+// limited to some devices does not learn the others' names.
+func visibleOutcome(e token.Entry, applied []string, failed []openhal.SafeFailure) ([]string, []openhal.SafeFailure) {
+	if len(e.Devices) == 0 {
+		return applied, failed
+	}
+	a, f := []string{}, []openhal.SafeFailure{}
+	for _, id := range applied {
+		if e.Visible(id) {
+			a = append(a, id)
+		}
+	}
+	for _, x := range failed {
+		if e.Visible(x.Device) {
+			f = append(f, x)
+		}
+	}
+	return a, f
 }

@@ -169,3 +169,20 @@ func TestStopButton(t *testing.T) {
 	b.hub.SetStopButton("bench.estop", false)
 	wantOK(t, admin.call("hal/resume", nil))
 }
+
+// A token limited to some devices does not learn the other devices' names
+// from a stop.
+func TestStopOutcomeLimitedToVisibleDevices(t *testing.T) {
+	b := newBench(t)
+	narrow := b.as(t, "narrow", openhal.ScopeControlLow, "bench.fan")
+	res := resultOf[openhal.StopResult](t, narrow.call("hal/stop", nil))
+	if fmt.Sprint(res.SafeApplied) != "[bench.fan]" {
+		t.Errorf("the narrow token's stop result lists %v", res.SafeApplied)
+	}
+	if n := narrow.notification("hal/stopped"); strings.Contains(string(n.Params), "bench.heater") {
+		t.Errorf("the narrow token's hal/stopped names the heater: %s", n.raw)
+	}
+	if b.value(t, "bench.heater") != false {
+		t.Error("the stop did not reach the invisible heater")
+	}
+}
