@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"gateway/atomicfile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -82,7 +83,7 @@ func (h *Hub) newConfirmationID() (string, error) {
 	defer h.confirms.mu.Unlock()
 	n := h.confirms.next + 1
 	if h.opt.StateDir != "" {
-		if err := writeFileSynced(filepath.Join(h.opt.StateDir, counterFile), []byte(strconv.FormatUint(n, 10)+"\n")); err != nil {
+		if err := atomicfile.Write(filepath.Join(h.opt.StateDir, counterFile), []byte(strconv.FormatUint(n, 10)+"\n"), 0o600); err != nil {
 			return "", err
 		}
 	}

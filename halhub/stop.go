@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"gateway/atomicfile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -83,10 +84,10 @@ func (h *Hub) saveLatch(rec latchRecord) error {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove stop latch: %w", err)
 		}
-		return syncDir(h.opt.StateDir)
+		return atomicfile.SyncDir(h.opt.StateDir)
 	}
 	b, _ := json.Marshal(rec)
-	return writeFileSynced(path, b)
+	return atomicfile.Write(path, b, 0o600)
 }
 
 // Stop engages the emergency stop (spec §6): it is latched on disk first,
@@ -263,45 +264,6 @@ func serveResume(s *session, _ context.Context, params json.RawMessage) (any, *j
 		return nil, err
 	}
 	return res, nil
-}
-
-// writeFileSynced replaces path with data: written to a temporary file,
-// synced, renamed over, and the directory synced, so that a crash leaves
-// the old file or the new one, never a torn one.
-func writeFileSynced(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return fmt.Errorf("sync %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
 }
 
 // visibleOutcome keeps what a token may see of a stop's outcome: a token

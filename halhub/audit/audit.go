@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"gateway/atomicfile"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -184,7 +185,7 @@ func makeDir(dir string) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	return syncDir(filepath.Dir(filepath.Clean(dir)))
+	return atomicfile.SyncDir(filepath.Dir(filepath.Clean(dir)))
 }
 
 // AppendOnce opens the log in dir, appends entries and closes it: for a

@@ -287,15 +287,3 @@ func flock(f *os.File, how int) error {
 	})
 	return cmp.Or(err, ferr)
 }
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", dir, err)
-	}
-	return nil
-}

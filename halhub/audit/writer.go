@@ -3,6 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
+	"gateway/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -219,7 +220,7 @@ func (w *writer) create() error {
 		return err
 	}
 	w.setFile(f)
-	return syncDir(w.l.dir)
+	return atomicfile.SyncDir(w.l.dir)
 }
 
 func (w *writer) setFile(f *os.File) {

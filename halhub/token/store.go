@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"gateway/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -137,7 +138,7 @@ func (s *Store) EnsureAdmin() (path string, created bool, err error) {
 		// The file goes first: should saving tokens.json then fail, the
 		// file holds a token nobody accepts and the next call replaces it,
 		// rather than an admin token existing that nobody knows.
-		if err := writeAtomic(path, []byte(token+"\n")); err != nil {
+		if err := atomicfile.Write(path, []byte(token+"\n"), 0o600); err != nil {
 			return err
 		}
 		created = true
@@ -187,7 +188,7 @@ func (s *Store) update(fn func(*file) error) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", s.Path(), err)
 	}
-	return writeAtomic(s.Path(), append(b, '\n'))
+	return atomicfile.Write(s.Path(), append(b, '\n'), 0o600)
 }
 
 // lock takes the exclusive lock that every writer holds from reading the
@@ -266,48 +267,4 @@ func decode(b []byte) (*file, error) {
 		names[r.Name] = true
 	}
 	return f, nil
-}
-
-// writeAtomic replaces path with data, mode 0600, so that a reader or a
-// crash sees either the old content or the new, never a part: a temporary
-// file, created 0600 from the start, is written and synced, renamed over
-// path, and the directory synced so that the rename itself survives.
-func writeAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("write %s: %w", path, err)
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

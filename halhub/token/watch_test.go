@@ -2,6 +2,7 @@ package token
 
 import (
 	"context"
+	"gateway/atomicfile"
 	"log/slog"
 	"os"
 	"strings"
@@ -99,7 +100,7 @@ func TestWatchKeepsTableOnCorruptFile(t *testing.T) {
 	}
 	w := startWatch(t, dir)
 
-	if err := writeAtomic(s.Path(), []byte("{not json")); err != nil {
+	if err := atomicfile.Write(s.Path(), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	select {
