@@ -169,3 +169,21 @@ func TestAuditUnauthorized(t *testing.T) {
 		t.Errorf("%d unauthorized entries and %d counted, want 5 and 3", unauthorized, counted)
 	}
 }
+
+// /metrics shows the stop, pending confirmations and the audit log's
+// figures.
+func TestSafetyMetrics(t *testing.T) {
+	log, opt := withAudit(t)
+	b := newBench(t, opt)
+	agent := b.as(t, "agent", openhal.ScopeControlLow)
+	pending(t, write(agent, "bench.heater", true))
+	wantOK(t, agent.call("hal/stop", nil))
+	_ = log
+	var sb strings.Builder
+	b.hub.writeMetrics(&sb)
+	for _, want := range []string{"gateway_emergency_stop 1", "gateway_confirmations_pending 0", "gateway_audit_entries_total "} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("metrics lack %q", want)
+		}
+	}
+}

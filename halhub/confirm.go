@@ -344,3 +344,16 @@ func (s *session) visibleConfirmation(id string) *jsonrpc.Error {
 	}
 	return nil
 }
+
+// pending counts the requests waiting for an admin.
+func (cs *confirmations) pending() int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	n := 0
+	for _, pw := range cs.byID {
+		if !pw.taken {
+			n++
+		}
+	}
+	return n
+}

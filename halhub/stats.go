@@ -37,4 +37,16 @@ func (h *Hub) writeMetrics(w io.Writer) {
 	counter("gateway_hal_events_total", "Device events sent to clients.", h.stats.events.Load())
 	counter("gateway_hal_queue_overflows_total", "Connections closed because their notification queue was full.", h.stats.overflows.Load())
 	counter("gateway_hal_seq", "Hub-wide value seq of this boot.", h.reg.Seq())
+	stopped := 0
+	if h.Stopped() {
+		stopped = 1
+	}
+	gauge("gateway_emergency_stop", "1 while the emergency stop is engaged.", stopped)
+	gauge("gateway_confirmations_pending", "Confirmation Requests waiting for an admin.", h.confirms.pending())
+	if h.opt.Audit != nil {
+		st := h.opt.Audit.Stats()
+		counter("gateway_audit_entries_total", "Audit entries written by this process.", st.Entries)
+		counter("gateway_audit_syncs_total", "Audit log syncs (entries share syncs).", st.Syncs)
+		counter("gateway_audit_errors_total", "Audit log write or sync failures.", st.Errors)
+	}
 }
