@@ -42,14 +42,29 @@ type HubConfig struct {
 	Limits      Limits        `yaml:"limits"`
 	// MetricsPublic serves GET /metrics without a token.
 	MetricsPublic bool `yaml:"metricsPublic"`
+	// TLS is the certificate of the wss and tls listeners.
+	TLS TLSFiles `yaml:"tls"`
 }
 
 // ListenConfig says where the Hub listens. An empty address disables that
 // transport.
 type ListenConfig struct {
 	HTTP string `yaml:"http"` // host:port of WebSocket, /healthz and /metrics
+	WSS  string `yaml:"wss"`  // host:port of the same over TLS (HTTPS)
 	TCP  string `yaml:"tcp"`  // host:port of line-framed JSON-RPC
+	TLS  string `yaml:"tls"`  // host:port of the same over TLS
 	Unix string `yaml:"unix"` // path of a Unix socket, line-framed
+	// UnixGroup is the group the Unix socket is given (mode 0660). Empty:
+	// the group "gateway" if the system has one, else the owner's group.
+	UnixGroup string `yaml:"unixGroup"`
+}
+
+// TLSFiles names PEM files of a certificate (with its chain) and its key.
+// Both empty means a self-signed certificate that the gateway makes on
+// its first start and keeps in the state directory.
+type TLSFiles struct {
+	Cert string `yaml:"cert"`
+	Key  string `yaml:"key"`
 }
 
 // Limits bound what one client can cost the Hub (openhal-0.1 §2).

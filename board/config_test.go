@@ -78,6 +78,16 @@ sim:
 		{"anchors and aliases", "board: sim\nsim:\n  meterInterval: &i 3s\n  pollInterval: *i\n", func(c *Config) {
 			c.Sim.MeterInterval, c.Sim.PollInterval = 3*time.Second, 3*time.Second
 		}},
+		{"tls listeners", `
+board: sim
+hub:
+  listen: {wss: "0.0.0.0:7752", tls: "[::]:7753", unix: /run/gateway/hal.sock, unixGroup: gpio}
+  tls: {cert: /etc/gateway/cert.pem, key: /etc/gateway/key.pem}
+`, func(c *Config) {
+			c.Hub.Listen.WSS, c.Hub.Listen.TLS = "0.0.0.0:7752", "[::]:7753"
+			c.Hub.Listen.Unix, c.Hub.Listen.UnixGroup = "/run/gateway/hal.sock", "gpio"
+			c.Hub.TLS = TLSFiles{Cert: "/etc/gateway/cert.pem", Key: "/etc/gateway/key.pem"}
+		}},
 		{"host names", "board: sim\nhub:\n  listen: {http: 'localhost:0', tcp: 'gw-1.lan:7751'}\n", func(c *Config) {
 			c.Hub.Listen.HTTP, c.Hub.Listen.TCP = "localhost:0", "gw-1.lan:7751"
 		}},
@@ -135,6 +145,15 @@ func TestParseErrors(t *testing.T) {
 		{"port too large", lis("    tcp: 127.0.0.1:70000\n"), `hub.listen.tcp: port "70000" in "127.0.0.1:70000" is not a number from 0 to 65535`},
 		{"bad host", lis("    http: gate_way!:80\n"), `hub.listen.http: host "gate_way!" in "gate_way!:80" is neither an IP address nor a host name`},
 		{"same address twice", lis("    http: 127.0.0.1:7000\n    tcp: 127.0.0.1:7000\n"), "hub.listen.tcp: same address as hub.listen.http (127.0.0.1:7000)"},
+		{"bad wss address", lis("    wss: 7752\n"), `hub.listen.wss: want host:port such as 127.0.0.1:7750 (or "" to disable), got "7752"`},
+		{"bad tls port", lis("    tls: 127.0.0.1:tls\n"), `hub.listen.tls: port "tls" in "127.0.0.1:tls" is not a number from 0 to 65535`},
+		{"wss on the http address", lis("    wss: 127.0.0.1:7750\n"), "hub.listen.wss: same address as hub.listen.http (127.0.0.1:7750)"},
+		{"tls on the tcp address", lis("    tls: 127.0.0.1:7751\n"), "hub.listen.tls: same address as hub.listen.tcp (127.0.0.1:7751)"},
+		{"tls on the wss address", lis("    wss: :7000\n    tls: :7000\n"), "hub.listen.tls: same address as hub.listen.wss (:7000)"},
+		{"bad unix group", lis("    unixGroup: \"gate way\"\n"), `hub.listen.unixGroup: "gate way" is not a group name`},
+		{"certificate without key", "board: sim\nhub:\n  tls: {cert: /etc/gw/cert.pem}\n", "hub.tls.key: required with hub.tls.cert (or leave both empty for a self-signed certificate)"},
+		{"key without certificate", "board: sim\nhub:\n  tls: {key: /etc/gw/key.pem}\n", "hub.tls.cert: required with hub.tls.key (or leave both empty for a self-signed certificate)"},
+		{"relative certificate", "board: sim\nhub:\n  tls: {cert: cert.pem, key: /etc/gw/key.pem}\n", `hub.tls.cert: want an absolute path, got "cert.pem"`},
 		{"unix path too long", lis("    unix: /" + strings.Repeat("s", 110) + "\n"), "hub.listen.unix: path of 111 bytes is longer than a Unix socket allows (107)"},
 		{"message limit too small", lim("    maxMessageBytes: 100\n"), "hub.limits.maxMessageBytes: must be at least 1024, got 100"},
 		{"zero in flight", lim("    maxInFlight: 0\n"), "hub.limits.maxInFlight: must be positive, got 0"},

@@ -47,6 +47,7 @@ func (c *Config) check() Errors {
 	}
 	v.listen(c.Hub.Listen)
 	v.limits(c.Hub.Limits)
+	v.tlsFiles(c.Hub.TLS)
 	v.simBoard(c.Sim)
 	v.devices(c)
 	return v.errs
@@ -71,17 +72,25 @@ func (v *validator) board(name string) {
 }
 
 func (v *validator) listen(l ListenConfig) {
-	for _, a := range []struct{ path, addr string }{{"hub.listen.http", l.HTTP}, {"hub.listen.tcp", l.TCP}} {
+	addrs := []struct{ path, addr string }{
+		{"hub.listen.http", l.HTTP}, {"hub.listen.wss", l.WSS},
+		{"hub.listen.tcp", l.TCP}, {"hub.listen.tls", l.TLS},
+	}
+	for i, a := range addrs {
 		if a.addr == "" {
 			continue
 		}
 		if msg := checkHostPort(a.addr); msg != "" {
 			v.add(a.path, "%s", msg)
+			continue
 		}
-	}
-	// Port 0 asks the kernel for a free port, a different one each time.
-	if l.HTTP != "" && l.HTTP == l.TCP && !strings.HasSuffix(l.TCP, ":0") {
-		v.add("hub.listen.tcp", "same address as hub.listen.http (%s)", l.TCP)
+		// Port 0 asks the kernel for a free port, a different one each time.
+		for _, b := range addrs[:i] {
+			if a.addr == b.addr && !strings.HasSuffix(a.addr, ":0") {
+				v.add(a.path, "same address as %s (%s)", b.path, a.addr)
+				break
+			}
+		}
 	}
 	switch {
 	case l.Unix == "":
@@ -89,6 +98,25 @@ func (v *validator) listen(l ListenConfig) {
 		v.add("hub.listen.unix", "path contains a NUL byte")
 	case len(l.Unix) > unixPathMax:
 		v.add("hub.listen.unix", "path of %d bytes is longer than a Unix socket allows (%d)", len(l.Unix), unixPathMax)
+	}
+	if strings.ContainsAny(l.UnixGroup, ": \t\n\x00") {
+		v.add("hub.listen.unixGroup", "%q is not a group name", l.UnixGroup)
+	}
+}
+
+// tlsFiles checks that the certificate and key are named together, by
+// absolute paths (the gateway may run from any directory).
+func (v *validator) tlsFiles(f TLSFiles) {
+	switch {
+	case f.Cert != "" && f.Key == "":
+		v.add("hub.tls.key", "required with hub.tls.cert (or leave both empty for a self-signed certificate)")
+	case f.Cert == "" && f.Key != "":
+		v.add("hub.tls.cert", "required with hub.tls.key (or leave both empty for a self-signed certificate)")
+	}
+	for _, p := range []struct{ path, file string }{{"hub.tls.cert", f.Cert}, {"hub.tls.key", f.Key}} {
+		if p.file != "" && !filepath.IsAbs(p.file) {
+			v.add(p.path, "want an absolute path, got %q", p.file)
+		}
 	}
 }
 

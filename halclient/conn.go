@@ -1,8 +1,9 @@
 // Package halclient is a client of the OpenHAL Hub (openhal-0.1): it dials
-// the Hub over WebSocket, TCP or a Unix socket, goes through hal/initialize,
-// and then carries requests and notifications. The gateway's CLI, its
-// end-to-end tests and its load tool all use it, so that each of them speaks
-// the protocol the same way a third-party agent would.
+// the Hub over WebSocket or TCP, each with or without TLS, or over a Unix
+// socket, goes through hal/initialize, and then carries requests and
+// notifications. The gateway's CLI, its end-to-end tests and its load tool
+// all use it, so that each of them speaks the protocol the same way a
+// third-party agent would.
 package halclient
 
 import (
@@ -28,10 +29,13 @@ type Options struct {
 	// ClientName and ClientVersion fill clientInfo; empty means "halclient"
 	// and the version of the binary's main module.
 	ClientName, ClientVersion string
-	// Fingerprint pins the Hub's TLS certificate (hex SHA-256 of the leaf
-	// certificate's DER) for wss:// and tls:// URLs. Neither scheme is
-	// supported by this client yet, so a Fingerprint with any URL is
-	// refused rather than silently ignored.
+	// Fingerprint pins the Hub's TLS certificate for wss:// and tls://
+	// URLs: the SHA-256 of the leaf certificate's DER in hex, any case,
+	// colons allowed, as the gateway logs it at start. With it, the Hub is
+	// trusted if and only if its certificate has this fingerprint (names,
+	// dates and CAs are not checked: a gateway's self-signed certificate
+	// has no CA). Without it, the system's CAs decide. A Fingerprint with
+	// a URL without TLS is refused rather than silently ignored.
 	Fingerprint string
 	// NotificationBuffer is how many notifications wait for the reader of
 	// Notifications before newer ones are dropped (and counted by
@@ -73,8 +77,8 @@ type Conn struct {
 	readerDone chan struct{}
 }
 
-// Dial connects to url (ws://host:port/hal, tcp://host:port or
-// unix:///path), initializes the session as seed 3.1.1 describes, and
+// Dial connects to url (ws://host:port/hal, wss://host:port/hal,
+// tcp://host:port, tls://host:port or unix:///path), initializes the session as seed 3.1.1 describes, and
 // returns the connection ready for requests. Errors read as one line for a
 // person: nothing listening, a refused token, a Hub that speaks another
 // protocol version.

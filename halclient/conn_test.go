@@ -182,8 +182,7 @@ func TestDialNothingListening(t *testing.T) {
 func TestDialBadURL(t *testing.T) {
 	for _, tc := range []struct{ url, want string }{
 		{"http://127.0.0.1:7750/hal", "unknown scheme"},
-		{"wss://127.0.0.1:7750/hal", "wss:// (TLS) is not supported by this client yet"},
-		{"tls://127.0.0.1:7751", "tls:// (TLS) is not supported by this client yet"},
+		{"tls://127.0.0.1", "want tls://host:port"},
 		{"tcp://127.0.0.1", "want tcp://host:port"},
 		{"unix://", "want unix:///path/to/socket"},
 		{"::", "not a URL"},

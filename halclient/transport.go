@@ -2,6 +2,7 @@ package halclient
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"gateway/jsonrpc"
+	"gateway/tlscert"
 )
 
 // maxMessage is the largest message the client reads. It sits well above
@@ -43,6 +45,17 @@ type URLError struct {
 
 func (e *URLError) Error() string { return fmt.Sprintf("hub URL %q: %s", e.URL, e.Reason) }
 
+// OptionError is an Options field this client cannot use, such as a
+// fingerprint that is not one. Retrying it is pointless.
+type OptionError struct {
+	Option string // the field's name
+	Err    error
+}
+
+func (e *OptionError) Error() string { return e.Err.Error() }
+
+func (e *OptionError) Unwrap() error { return e.Err }
+
 // NotListeningError is a dial that found no one at the address.
 type NotListeningError struct {
 	URL string
@@ -61,17 +74,24 @@ func dialTransport(ctx context.Context, url string, opt Options) (transport, err
 	if err != nil {
 		return nil, &URLError{URL: url, Reason: "not a URL"}
 	}
-	if opt.Fingerprint != "" && u.Scheme != "wss" && u.Scheme != "tls" {
+	secure := u.Scheme == "wss" || u.Scheme == "tls"
+	if opt.Fingerprint != "" && !secure {
 		return nil, &URLError{URL: url, Reason: "a certificate fingerprint needs a TLS URL (wss:// or tls://)"}
 	}
-	switch u.Scheme {
-	case "ws":
-		return dialWebSocket(ctx, url, opt.Token)
-	case "tcp":
-		if u.Host == "" || u.Port() == "" {
-			return nil, &URLError{URL: url, Reason: "want tcp://host:port"}
+	var tc *tls.Config
+	if secure {
+		if tc, err = tlsConfig(url, u.Hostname(), opt.Fingerprint); err != nil {
+			return nil, err
 		}
-		return dialLine(ctx, url, "tcp", u.Host)
+	}
+	switch u.Scheme {
+	case "ws", "wss":
+		return dialWebSocket(ctx, url, opt.Token, tc)
+	case "tcp", "tls":
+		if u.Host == "" || u.Port() == "" {
+			return nil, &URLError{URL: url, Reason: "want " + u.Scheme + "://host:port"}
+		}
+		return dialLine(ctx, url, "tcp", u.Host, tc)
 	case "unix":
 		path := u.Path
 		if path == "" {
@@ -80,16 +100,76 @@ func dialTransport(ctx context.Context, url string, opt Options) (transport, err
 		if path == "" {
 			return nil, &URLError{URL: url, Reason: "want unix:///path/to/socket"}
 		}
-		return dialLine(ctx, url, "unix", path)
-	case "wss", "tls":
-		return nil, &URLError{URL: url, Reason: u.Scheme + ":// (TLS) is not supported by this client yet; use ws://, tcp:// or unix://"}
+		return dialLine(ctx, url, "unix", path, nil)
 	}
-	return nil, &URLError{URL: url, Reason: "unknown scheme; want ws://, tcp:// or unix://"}
+	return nil, &URLError{URL: url, Reason: "unknown scheme; want ws://, wss://, tcp://, tls:// or unix://"}
 }
+
+// tlsConfig is the client side of wss:// and tls://. With a pin, the
+// Hub's certificate is trusted if and only if its fingerprint is the pin:
+// a gateway on a LAN serves a self-signed certificate that no CA vouches
+// for, so the usual verification (chain to a root, name, dates) would
+// refuse it, and the pin, taken from the gateway's own log, is a stronger
+// statement than any of those. Hence InsecureSkipVerify, with the pin
+// checked in VerifyConnection, which crypto/tls calls on every handshake,
+// resumed ones too. Without a pin the system's roots decide.
+func tlsConfig(url, host, pin string) (*tls.Config, error) {
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
+	if pin == "" {
+		return tc, nil
+	}
+	want, err := tlscert.ParsePin(pin)
+	if err != nil {
+		return nil, &OptionError{Option: "Fingerprint", Err: err}
+	}
+	tc.InsecureSkipVerify = true
+	tc.VerifyConnection = func(cs tls.ConnectionState) error {
+		if len(cs.PeerCertificates) == 0 {
+			return &CertificateError{URL: url, Pin: want}
+		}
+		if got := tlscert.FingerprintDER(cs.PeerCertificates[0].Raw); got != want {
+			return &CertificateError{URL: url, Pin: want, Got: got}
+		}
+		return nil
+	}
+	return tc, nil
+}
+
+// CertificateError is a TLS Hub whose certificate this client does not
+// trust: with a pin, one whose fingerprint is another; without one, one
+// that the system's CAs do not vouch for (a gateway's self-signed
+// certificate). Retrying it is pointless.
+type CertificateError struct {
+	URL string
+	Pin string // the pinned fingerprint; "" without a pin
+	Got string // the fingerprint of the certificate the Hub presented, with a pin
+	Err error  // why the system's verification refused it, without a pin
+}
+
+func (e *CertificateError) Error() string {
+	if e.Pin != "" {
+		got := e.Got
+		if got == "" {
+			got = "none"
+		}
+		return fmt.Sprintf("the hub at %s presented a certificate with fingerprint %s, not the pinned %s; refused (the gateway has a new certificate, or something in between is not the gateway)", e.URL, got, e.Pin)
+	}
+	// The presented fingerprint is not shown: copying it from here would
+	// trust whatever answered. The gateway's own log is the place to read it.
+	return fmt.Sprintf("the hub at %s presented a certificate this system does not trust (%v); to trust the gateway's self-signed certificate, pass --fingerprint with the fingerprint the gateway logs at start (its \"msg=listening transport=wss\" or \"transport=tls\" line)", e.URL, e.Err)
+}
+
+func (e *CertificateError) Unwrap() error { return e.Err }
 
 // dialError turns a failed dial into a sentence for a person.
 func dialError(url string, err error) error {
+	var ce *CertificateError
+	var ve *tls.CertificateVerificationError
 	switch {
+	case errors.As(err, &ce):
+		return ce
+	case errors.As(err, &ve):
+		return &CertificateError{URL: url, Err: ve.Err}
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fs.ErrNotExist):
 		return &NotListeningError{URL: url, Err: err}
 	case errors.Is(err, fs.ErrPermission):
@@ -116,10 +196,20 @@ type wsTransport struct {
 	cancel context.CancelFunc
 }
 
-func dialWebSocket(ctx context.Context, url, token string) (transport, error) {
+func dialWebSocket(ctx context.Context, url, token string, tc *tls.Config) (transport, error) {
 	opts := &websocket.DialOptions{HTTPHeader: http.Header{}}
 	if token != "" {
 		opts.HTTPHeader.Set("Authorization", "Bearer "+token)
+	}
+	if tc != nil {
+		// A transport of its own carries the TLS settings; HTTP/1.1 only,
+		// since the upgrade to a WebSocket is an HTTP/1.1 exchange.
+		ht := http.DefaultTransport.(*http.Transport).Clone()
+		ht.TLSClientConfig = tc
+		ht.Protocols = new(http.Protocols)
+		ht.Protocols.SetHTTP1(true)
+		defer ht.CloseIdleConnections() // a refused upgrade leaves its connection idle
+		opts.HTTPClient = &http.Client{Transport: ht}
 	}
 	c, resp, err := websocket.Dial(ctx, url, opts)
 	if err != nil {
@@ -169,15 +259,23 @@ func (t *wsTransport) close() error {
 
 func (t *wsTransport) bearer() bool { return true }
 
-// lineTransport is one message per line, for TCP and Unix sockets.
+// lineTransport is one message per line, for TCP (with or without TLS)
+// and Unix sockets.
 type lineTransport struct {
 	c  net.Conn
 	lr *jsonrpc.LineReader
 }
 
-func dialLine(ctx context.Context, url, network, addr string) (transport, error) {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, network, addr)
+func dialLine(ctx context.Context, url, network, addr string, tc *tls.Config) (transport, error) {
+	var c net.Conn
+	var err error
+	if tc != nil {
+		d := tls.Dialer{Config: tc}
+		c, err = d.DialContext(ctx, network, addr) // the handshake included
+	} else {
+		var d net.Dialer
+		c, err = d.DialContext(ctx, network, addr)
+	}
 	if err != nil {
 		return nil, dialError(url, err)
 	}

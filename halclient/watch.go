@@ -90,7 +90,7 @@ const (
 //
 // Watch returns ctx's error when ctx ends, and at once on an error that
 // retrying cannot mend: a refused token, a protocol version this client
-// cannot use, a bad URL.
+// cannot use, a bad URL or fingerprint, a certificate it does not trust.
 func Watch(ctx context.Context, url string, opt Options, fn func(WatchEvent)) error {
 	if opt.NotificationBuffer == 0 {
 		opt.NotificationBuffer = 4096
@@ -132,7 +132,9 @@ func permanent(err error) bool {
 	var he *HubError
 	var ve *VersionError
 	var ue *URLError
-	return errors.As(err, &he) || errors.As(err, &ve) || errors.As(err, &ue)
+	var ce *CertificateError
+	var oe *OptionError
+	return errors.As(err, &he) || errors.As(err, &ve) || errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &oe)
 }
 
 // watcher is what Watch remembers across connections.

@@ -78,7 +78,7 @@ func childEnv() []string {
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
 		switch name {
-		case "GATEWAY_HUB", "GATEWAY_TOKEN", "STATE_DIRECTORY":
+		case "GATEWAY_HUB", "GATEWAY_TOKEN", "GATEWAY_FINGERPRINT", "STATE_DIRECTORY":
 			continue
 		}
 		env = append(env, kv)

@@ -32,19 +32,20 @@ import (
 //	gateway write ID VALUE [flags]     set a value; VALUE is JSON if it parses, else a string
 //	gateway watch [flags]              values and events as they happen, until interrupted
 //
-// Common flags: --hub URL, --token, --state-dir, --json, and --timeout
-// except for watch.
+// Common flags: --hub URL, --token, --fingerprint, --state-dir, --json,
+// and --timeout except for watch.
 
 // defaultHub is the local gateway's WebSocket endpoint.
 const defaultHub = "ws://127.0.0.1:7750/hal"
 
 // clientFlags are the flags every client command shares.
 type clientFlags struct {
-	hub      string
-	token    string
-	stateDir string
-	json     bool
-	timeout  time.Duration
+	hub         string
+	token       string
+	fingerprint string
+	stateDir    string
+	json        bool
+	timeout     time.Duration
 }
 
 // newClientFlags returns a command's FlagSet with the common flags, and
@@ -61,8 +62,9 @@ func newClientFlags(name, synopsis string, timed bool, stderr io.Writer) (*flag.
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
 		hub = h
 	}
-	fs.StringVar(&f.hub, "hub", hub, "the hub's `URL` (ws://, tcp:// or unix://; $GATEWAY_HUB sets the default)")
+	fs.StringVar(&f.hub, "hub", hub, "the hub's `URL` (ws://, wss://, tcp://, tls:// or unix://; $GATEWAY_HUB sets the default)")
 	fs.StringVar(&f.token, "token", "", "the access `token` (default $GATEWAY_TOKEN, else admin.token in the state directory)")
+	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate, as its log shows at start (default $GATEWAY_FINGERPRINT)")
 	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "the gateway's state `directory`, where admin.token is")
 	fs.BoolVar(&f.json, "json", false, "machine-readable output")
 	f.timeout = 10 * time.Second
@@ -159,11 +161,22 @@ func (f *clientFlags) resolveToken() (tok, from string) {
 	return "", err.Error()
 }
 
+// options are the client's options: the token and the certificate's
+// fingerprint. $GATEWAY_FINGERPRINT applies to TLS URLs only, so that it
+// may stay set while --hub names another transport; --fingerprint with a
+// URL without TLS is refused by halclient.
+func (f *clientFlags) options(tok string) halclient.Options {
+	opt := halclient.Options{Token: tok, ClientName: "gateway", ClientVersion: version, Fingerprint: f.fingerprint}
+	if opt.Fingerprint == "" && (strings.HasPrefix(f.hub, "wss://") || strings.HasPrefix(f.hub, "tls://")) {
+		opt.Fingerprint = os.Getenv("GATEWAY_FINGERPRINT")
+	}
+	return opt
+}
+
 // dial connects to the hub and explains a missing or refused token.
 func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
 	tok, from := f.resolveToken()
-	opt := halclient.Options{Token: tok, ClientName: "gateway", ClientVersion: version}
-	c, err := halclient.Dial(ctx, f.hub, opt)
+	c, err := halclient.Dial(ctx, f.hub, f.options(tok))
 	if err == nil {
 		return c, nil
 	}
@@ -424,7 +437,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	tok, from := f.resolveToken()
-	opt := halclient.Options{Token: tok, ClientName: "gateway", ClientVersion: version}
+	opt := f.options(tok)
 	p := &watchPrinter{url: f.hub, json: f.json, out: stdout, status: stdout}
 	if f.json {
 		p.status = stderr

@@ -219,7 +219,7 @@ func TestClientErrors(t *testing.T) {
 		{"wrong type", cmdWrite, []string{"sim.led", "on", "--hub", url, tok},
 			"value of the wrong type for sim.led: want a boolean, got a string"},
 		{"bad scheme", cmdDevices, []string{"--hub", "http://127.0.0.1:7750/hal", tok},
-			`hub URL "http://127.0.0.1:7750/hal": unknown scheme; want ws://, tcp:// or unix://`},
+			`hub URL "http://127.0.0.1:7750/hal": unknown scheme; want ws://, wss://, tcp://, tls:// or unix://`},
 	} {
 		_, _, err := runClient(t, tc.cmd, tc.args...)
 		if err == nil || err.Error() != tc.want {

@@ -2,13 +2,17 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
+	"syscall"
 	"time"
 
 	"gateway/board"
@@ -18,6 +22,7 @@ import (
 	"gateway/halhub"
 	"gateway/halhub/audit"
 	"gateway/halhub/token"
+	"gateway/tlscert"
 )
 
 // shutdownGrace bounds how long open HTTP requests may take once the
@@ -91,7 +96,7 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 		log.Warn("started with the emergency stop engaged; an admin's resume lifts it")
 	}
 
-	stopListeners, err := listen(cfg, hub, log)
+	stopListeners, err := listen(cfg, stateDir, hub, log)
 	if err != nil {
 		return err
 	}
@@ -115,12 +120,14 @@ func hubLimits(l board.Limits) halhub.Limits {
 	return out
 }
 
-// listen opens every configured listener before serving any, so that a
-// port that is taken stops the start with nothing half open. It returns a
-// function that closes them all.
-func listen(cfg *board.Config, hub *halhub.Hub, log *slog.Logger) (stop func(), err error) {
+// listen opens every configured listener, and closes those already open
+// when one fails, so that a port that is taken stops the start with
+// nothing half open. It returns a function that closes them all.
+func listen(cfg *board.Config, stateDir string, hub *halhub.Hub, log *slog.Logger) (_ func(), err error) {
 	var closers []func()
-	stop = func() {
+	// Not the named result: a failing return sets that to nil before the
+	// deferred call below runs.
+	stop := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
@@ -131,61 +138,210 @@ func listen(cfg *board.Config, hub *halhub.Hub, log *slog.Logger) (stop func(), 
 		}
 	}()
 	l := cfg.Hub.Listen
-	if l.HTTP != "" {
-		ln, err := net.Listen("tcp", l.HTTP)
+	var tlsConf *tls.Config
+	var fingerprint string
+	if l.WSS != "" || l.TLS != "" {
+		cert, err := loadCertificate(cfg, stateDir, log)
 		if err != nil {
-			return nil, fmt.Errorf("listen http %s: %w", l.HTTP, err)
+			return nil, err
 		}
-		srv := &http.Server{Handler: hub.Handler(halhub.HTTPOptions{MetricsPublic: cfg.Hub.MetricsPublic}), ReadHeaderTimeout: 10 * time.Second}
-		go serveHTTP(srv, ln, log)
-		closers = append(closers, func() {
-			ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
-			defer cancel()
-			srv.Shutdown(ctx)
-		})
-		log.Info("listening", "transport", "websocket", "url", "ws://"+ln.Addr().String()+"/hal", "addr", ln.Addr().String())
+		tlsConf, fingerprint = tlscert.ServerConfig(cert), tlscert.Fingerprint(cert)
 	}
-	if l.TCP != "" {
-		ln, err := net.Listen("tcp", l.TCP)
-		if err != nil {
-			return nil, fmt.Errorf("listen tcp %s: %w", l.TCP, err)
+	httpOpt := halhub.HTTPOptions{MetricsPublic: cfg.Hub.MetricsPublic}
+	for _, t := range []struct {
+		name, addr        string // in the configuration
+		transport, scheme string // as logged, and of the URL
+		secure, web       bool
+	}{
+		{"http", l.HTTP, "websocket", "ws", false, true},
+		{"wss", l.WSS, "wss", "wss", true, true},
+		{"tcp", l.TCP, "tcp", "tcp", false, false},
+		{"tls", l.TLS, "tls", "tls", true, false},
+	} {
+		if t.addr == "" {
+			continue
 		}
-		go serveLines(hub, ln, log)
-		closers = append(closers, func() { ln.Close() })
-		log.Info("listening", "transport", "tcp", "url", "tcp://"+ln.Addr().String(), "addr", ln.Addr().String())
+		var tc *tls.Config
+		if t.secure {
+			tc = tlsConf
+		}
+		ln, err := listenTCP(t.name, t.addr, tc)
+		if err != nil {
+			return nil, err
+		}
+		if t.web {
+			closers = append(closers, serveHTTP(hub.Handler(httpOpt), ln, log))
+		} else {
+			go serveLines(hub, ln, log)
+			closers = append(closers, func() { ln.Close() })
+		}
+		url := t.scheme + "://" + ln.Addr().String()
+		if t.web {
+			url += "/hal"
+		}
+		attrs := []any{"transport", t.transport, "url", url, "addr", ln.Addr().String()}
+		if t.secure {
+			attrs = append(attrs, "fingerprint", fingerprint)
+		}
+		log.Info("listening", attrs...)
 	}
 	if l.Unix != "" {
-		ln, err := listenUnix(l.Unix)
+		ln, group, err := listenUnix(l.Unix, l.UnixGroup, log)
 		if err != nil {
 			return nil, err
 		}
 		go serveLines(hub, ln, log)
 		closers = append(closers, func() { ln.Close() })
-		log.Info("listening", "transport", "unix", "url", "unix://"+l.Unix, "addr", l.Unix)
+		log.Info("listening", "transport", "unix", "url", "unix://"+l.Unix, "addr", l.Unix, "group", group)
 	}
 	return stop, nil
 }
 
+// listenTCP listens at addr, with TLS when tc is not nil; name is the
+// listener's name in the configuration, for the error.
+func listenTCP(name, addr string, tc *tls.Config) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen %s %s: %w", name, addr, err)
+	}
+	if tc != nil {
+		ln = tls.NewListener(ln, tc)
+	}
+	return ln, nil
+}
+
+// loadCertificate returns the certificate of the TLS listeners: the
+// configuration's files, or the self-signed one kept in the state
+// directory, made now if there is none. The key is never logged.
+func loadCertificate(cfg *board.Config, stateDir string, log *slog.Logger) (tls.Certificate, error) {
+	l := cfg.Hub.Listen
+	var hosts []string
+	for _, addr := range []string{l.WSS, l.TLS} {
+		if host, _, err := net.SplitHostPort(addr); err == nil && host != "" {
+			hosts = append(hosts, host)
+		}
+	}
+	dir := filepath.Join(stateDir, "tls")
+	cert, created, err := tlscert.LoadOrCreate(dir, cfg.Hub.TLS.Cert, cfg.Hub.TLS.Key, hosts)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	if created {
+		log.Info("created a self-signed TLS certificate", "file", filepath.Join(dir, tlscert.CertName),
+			"fingerprint", tlscert.Fingerprint(cert), "not_after", cert.Leaf.NotAfter.Format(time.DateOnly))
+	}
+	return cert, nil
+}
+
+// defaultUnixGroup is the group the Unix socket is given when the
+// configuration names none and the system has it (openhal-0.1 §2).
+const defaultUnixGroup = "gateway"
+
 // listenUnix opens a Unix socket that the owner and its group may use
-// (mode 0660), replacing a stale socket left by a crash.
-func listenUnix(path string) (net.Listener, error) {
+// (mode 0660), replacing a stale socket left by a crash, and returns the
+// name of the group it has. A group the configuration names must exist and
+// be given; without one, the group "gateway" is tried and the owner's
+// group kept when that fails.
+func listenUnix(path, group string, log *slog.Logger) (net.Listener, string, error) {
+	var gid int
+	var gname string
+	var err error
+	if group != "" {
+		if gid, gname, err = lookupGroup(group); err != nil {
+			return nil, "", fmt.Errorf("hub.listen.unixGroup: %w", err)
+		}
+	}
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSocket != 0 {
 		os.Remove(path)
 	}
 	ln, err := net.Listen("unix", path)
 	if err != nil {
-		return nil, fmt.Errorf("listen unix %s: %w", path, err)
+		return nil, "", fmt.Errorf("listen unix %s: %w", path, err)
+	}
+	fail := func(err error) (net.Listener, string, error) {
+		ln.Close()
+		return nil, "", err
 	}
 	if err := os.Chmod(path, 0o660); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("chmod unix socket %s: %w", path, err)
+		return fail(fmt.Errorf("chmod unix socket %s: %w", path, err))
 	}
-	return ln, nil
+	if group != "" {
+		if err := os.Chown(path, -1, gid); err != nil {
+			return fail(fmt.Errorf("give unix socket %s to group %s: %w", path, gname, err))
+		}
+		return ln, gname, nil
+	}
+	return ln, defaultGroup(path, log), nil
 }
 
-func serveHTTP(srv *http.Server, ln net.Listener, log *slog.Logger) {
-	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-		log.Error("http listener failed", "err", err)
+// defaultGroup gives the socket at path the group "gateway" if it can, and
+// returns the group the socket has.
+func defaultGroup(path string, log *slog.Logger) string {
+	gid, gname, err := lookupGroup(defaultUnixGroup)
+	if err == nil {
+		err = os.Chown(path, -1, gid)
+		if err == nil {
+			return gname
+		}
+		log.Warn("unix socket keeps the owner's group", "path", path, "err", err)
+	} else {
+		log.Info("unix socket keeps the owner's group", "path", path, "reason", err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return ""
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	if g, err := user.LookupGroupId(strconv.Itoa(int(st.Gid))); err == nil {
+		return g.Name
+	}
+	return strconv.Itoa(int(st.Gid))
+}
+
+// lookupGroup finds a group by name, or by number.
+func lookupGroup(name string) (gid int, gname string, err error) {
+	g, err := user.LookupGroup(name)
+	if _, nerr := strconv.Atoi(name); nerr == nil && errors.As(err, new(user.UnknownGroupError)) {
+		g, err = user.LookupGroupId(name)
+	}
+	switch {
+	case errors.As(err, new(user.UnknownGroupError)), errors.As(err, new(user.UnknownGroupIdError)):
+		return 0, "", fmt.Errorf("no group %q on this system", name)
+	case err != nil:
+		return 0, "", fmt.Errorf("look up group %q: %w", name, err)
+	}
+	gid, err = strconv.Atoi(g.Gid)
+	if err != nil {
+		return 0, "", fmt.Errorf("group %q has gid %q, not a number", name, g.Gid)
+	}
+	return gid, g.Name, nil
+}
+
+// serveHTTP serves h on ln until the returned function shuts it down,
+// giving open requests shutdownGrace to end.
+func serveHTTP(h http.Handler, ln net.Listener, log *slog.Logger) (shutdown func()) {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		// A failed TLS handshake (a client without the pin) is the
+		// client's business: logged at debug level only.
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+	}
+	// A WebSocket upgrade is HTTP/1.1; over HTTP/2 it would fail.
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("http listener failed", "addr", ln.Addr().String(), "err", err)
+		}
+	}()
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		srv.Shutdown(ctx)
 	}
 }
 

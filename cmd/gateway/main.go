@@ -38,6 +38,10 @@ func commands() map[string]command {
 		"read":    {cmdRead, "read a device's value"},
 		"write":   {cmdWrite, "write a device's value"},
 		"watch":   {cmdWatch, "print values and events as they happen"},
+		"stop":    {cmdStop, "engage the emergency stop: every device to its safe value"},
+		"resume":  {cmdResume, "lift the emergency stop (admin)"},
+		"confirm": {cmdConfirm, "list, approve, reject or cancel confirmation requests"},
+		"audit":   {cmdAudit, "print the audit log (admin)"},
 	}
 }
 
@@ -86,7 +90,7 @@ var (
 func usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "usage: gateway COMMAND [flags]")
 	fmt.Fprintln(w)
-	for _, name := range []string{"run", "check", "version", "token", "devices", "read", "write", "watch"} {
+	for _, name := range []string{"run", "check", "version", "token", "devices", "read", "write", "watch", "stop", "resume", "confirm", "audit"} {
 		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
 	}
 	fmt.Fprintln(w)

@@ -20,7 +20,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	configPath := fs.String("config", "", "configuration `file` (default: the embedded sim board on 127.0.0.1)")
 	stateDir := fs.String("state-dir", "", "state `dir`ectory: tokens, audit log (default: the configuration's, else "+defaultStateDir()+")")
 	httpAddr := fs.String("http", "", "HTTP/WebSocket listen `address` (overrides the configuration; \"\" there disables it)")
+	wssAddr := fs.String("wss", "", "HTTPS/WebSocket-over-TLS listen `address` (overrides the configuration)")
 	tcpAddr := fs.String("tcp", "", "TCP listen `address` (overrides the configuration)")
+	tlsAddr := fs.String("tls", "", "TCP-over-TLS listen `address` (overrides the configuration)")
 	unixPath := fs.String("unix", "", "Unix socket `path` (overrides the configuration)")
 	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
@@ -40,8 +42,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		switch f.Name {
 		case "http":
 			cfg.Hub.Listen.HTTP = *httpAddr
+		case "wss":
+			cfg.Hub.Listen.WSS = *wssAddr
 		case "tcp":
 			cfg.Hub.Listen.TCP = *tcpAddr
+		case "tls":
+			cfg.Hub.Listen.TLS = *tlsAddr
 		case "unix":
 			cfg.Hub.Listen.Unix = *unixPath
 		}

@@ -1,0 +1,518 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"gateway/halclient"
+	"gateway/halhub/audit"
+	"gateway/openhal"
+)
+
+// The safety commands (spec §6, §7, §10) talk to a running gateway like
+// the other client commands, with the same common flags:
+//
+//	gateway stop [--reason TEXT]           engage the emergency stop; prints what went safe and what failed
+//	gateway resume                         lift it (admin)
+//	gateway confirm list [--status S]      the Confirmation Requests, a table
+//	gateway confirm approve ID             apply a request's write (admin)
+//	gateway confirm reject ID [--reason T] refuse it (admin)
+//	gateway confirm cancel ID              withdraw it (its creator)
+//	gateway audit [--since SEQ] [--limit N] [--follow]
+//	                                       the audit log, one line per entry; --json prints entries as stored
+//
+// A stop that leaves a device short of its safe value, and an approval
+// whose write then fails, print what happened and exit 1 with the reason
+// on standard error.
+
+// cmdStop engages the emergency stop.
+func cmdStop(args []string, stdout, stderr io.Writer) error {
+	fs, f := newClientFlags("stop", "[--reason TEXT] [flags]", true, stderr)
+	reason := fs.String("reason", "", "why, for the audit log and every client")
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(fs, pos, 0); err != nil {
+		return err
+	}
+	ctx, stop := f.context(true)
+	defer stop()
+	c, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	raw, err := f.call(ctx, c, openhal.MethodStop, openhal.StopParams{Reason: *reason}, "")
+	if err != nil {
+		// Engaged and acted on, but not latched on disk: the answer is an
+		// error carrying the result. Show what was done, then the error.
+		if res, ok := latchFailedResult(err); ok {
+			printStopOutput(stdout, f.json, res)
+		}
+		return err
+	}
+	var res openhal.StopResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("decode the answer to the stop: %w", err)
+	}
+	if f.json {
+		printJSON(stdout, raw)
+	} else {
+		printStop(stdout, res)
+	}
+	return stopFailures(res)
+}
+
+// latchFailedResult finds the stop's result in a latch_failed error.
+func latchFailedResult(err error) (json.RawMessage, bool) {
+	var he *halclient.HubError
+	if !errors.As(err, &he) || he.Reason() != "latch_failed" {
+		return nil, false
+	}
+	d, _ := he.Err.Data.(map[string]any)
+	res, ok := d["result"]
+	if !ok {
+		return nil, false
+	}
+	b, err := json.Marshal(res)
+	return b, err == nil
+}
+
+func printStopOutput(w io.Writer, asJSON bool, raw json.RawMessage) {
+	if asJSON {
+		printJSON(w, raw)
+		return
+	}
+	var res openhal.StopResult
+	if json.Unmarshal(raw, &res) == nil {
+		printStop(w, res)
+	}
+}
+
+// printStop says that the stop is engaged, then one line per device: its
+// safe value applied, or the error that kept it from it.
+func printStop(w io.Writer, res openhal.StopResult) {
+	fmt.Fprintln(w, "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`")
+	for _, id := range res.SafeApplied {
+		fmt.Fprintf(w, "safe: %s\n", id)
+	}
+	for _, fl := range res.Failed {
+		fmt.Fprintf(w, "FAILED: %s: %s\n", fl.Device, errorText(fl.Error, fl.Device))
+	}
+	if len(res.SafeApplied) == 0 && len(res.Failed) == 0 {
+		fmt.Fprintln(w, "no device has a safe value to drive")
+	}
+}
+
+// stopFailures is the command's error when a device did not reach its
+// safe value: the stop is engaged, but someone must look at that device.
+func stopFailures(res openhal.StopResult) error {
+	if len(res.Failed) == 0 {
+		return nil
+	}
+	ids := make([]string, len(res.Failed))
+	for i, fl := range res.Failed {
+		ids[i] = fl.Device
+	}
+	return fmt.Errorf("the emergency stop is engaged, but %d %s did not reach %s safe value: %s",
+		len(ids), plural(uint64(len(ids)), "device", "devices"), plural(uint64(len(ids)), "its", "their"), strings.Join(ids, ", "))
+}
+
+// errorText is an error carried in a result (a stop's failure, a failed
+// approval) in full: its message, code name, reason, and the data fields
+// that the message does not already say.
+func errorText(eo openhal.ErrorObject, dev string) string {
+	msg := eo.Message
+	if dev != "" && !strings.Contains(msg, dev) {
+		msg = dev + ": " + msg
+	}
+	name := openhal.CodeName(eo.Code)
+	if name == "" {
+		name = "error " + strconv.FormatInt(eo.Code, 10)
+	}
+	s := msg + " (" + name + ")"
+	var d map[string]any
+	if len(eo.Data) > 0 && json.Unmarshal(eo.Data, &d) != nil {
+		return s + " " + string(eo.Data)
+	}
+	if r, ok := d["reason"].(string); ok && r != "" {
+		s += ": " + r
+	}
+	var extra []string
+	for k, v := range d {
+		if k == "reason" || k == "device" {
+			continue
+		}
+		if vs := formatValue(v); !strings.Contains(msg, strings.Trim(vs, `"`)) {
+			extra = append(extra, k+"="+vs)
+		}
+	}
+	sort.Strings(extra)
+	if len(extra) > 0 {
+		s += " [" + strings.Join(extra, " ") + "]"
+	}
+	return s
+}
+
+// cmdResume lifts the emergency stop.
+func cmdResume(args []string, stdout, stderr io.Writer) error {
+	fs, f := newClientFlags("resume", "[flags]", true, stderr)
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(fs, pos, 0); err != nil {
+		return err
+	}
+	ctx, stop := f.context(true)
+	defer stop()
+	c, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	raw, err := f.call(ctx, c, openhal.MethodResume, nil, "")
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return printJSON(stdout, raw)
+	}
+	_, err = fmt.Fprintln(stdout, "resumed: the emergency stop is off and writes are accepted again")
+	return err
+}
+
+// confirmStatuses are the statuses `confirm list --status` takes: a
+// misspelt one would otherwise list nothing, silently.
+var confirmStatuses = []string{
+	openhal.ConfirmPending, openhal.ConfirmApproved, openhal.ConfirmRejected,
+	openhal.ConfirmCancelled, openhal.ConfirmExpired, openhal.ConfirmFailed,
+}
+
+// cmdConfirm runs `gateway confirm list|approve|reject|cancel`.
+func cmdConfirm(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "usage: gateway confirm list|approve ID|reject ID|cancel ID [flags]")
+		return errUsage
+	}
+	var err error
+	switch args[0] {
+	case "list":
+		err = confirmList(args[1:], stdout, stderr)
+	case "approve", "reject", "cancel":
+		err = confirmResolve(args[0], args[1:], stdout, stderr)
+	default:
+		return fmt.Errorf("confirm: unknown subcommand %q (want list, approve, reject or cancel)", args[0])
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the usage went to stderr
+	}
+	return err
+}
+
+// confirmList prints the Confirmation Requests: a table, or the hub's
+// answer with --json.
+func confirmList(args []string, stdout, stderr io.Writer) error {
+	fs, f := newClientFlags("confirm list", "[--status S] [flags]", true, stderr)
+	status := fs.String("status", "", "only the requests with this `status`: "+strings.Join(confirmStatuses, ", ")+" (default: all)")
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(fs, pos, 0); err != nil {
+		return err
+	}
+	if *status != "" && !slices.Contains(confirmStatuses, *status) {
+		return fmt.Errorf("confirm list: --status %q is not one of %s", *status, strings.Join(confirmStatuses, ", "))
+	}
+	ctx, stop := f.context(true)
+	defer stop()
+	c, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	raw, err := f.call(ctx, c, openhal.MethodConfirmationsList, openhal.ConfirmationsListParams{Status: *status}, "")
+	if err != nil {
+		return err
+	}
+	if f.json {
+		return printJSON(stdout, raw)
+	}
+	var res openhal.ConfirmationsListResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("decode the confirmation list: %w", err)
+	}
+	return printConfirmations(stdout, res.Confirmations)
+}
+
+func printConfirmations(w io.Writer, cs []openhal.Confirmation) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tDEVICE\tVALUE\tREQUESTED BY\tREASON\tSTATUS\tEXPIRES")
+	for _, c := range cs {
+		reason := c.Reason
+		if reason == "" {
+			reason = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Device, formatValue(c.Value), principalText(c.RequestedBy),
+			oneLine(reason), c.Status, c.ExpiresAt.UTC().Format(time.RFC3339))
+	}
+	return tw.Flush()
+}
+
+func principalText(p openhal.Principal) string {
+	return strings.TrimSpace(p.Kind + " " + p.Name)
+}
+
+// confirmResolve approves, rejects or cancels one request and prints it
+// resolved.
+func confirmResolve(verb string, args []string, stdout, stderr io.Writer) error {
+	synopsis := "ID [flags]"
+	if verb == "reject" {
+		synopsis = "ID [--reason TEXT] [flags]"
+	}
+	fs, f := newClientFlags("confirm "+verb, synopsis, true, stderr)
+	var reason *string
+	if verb == "reject" {
+		reason = fs.String("reason", "", "why, for the requester and the audit log")
+	}
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(fs, pos, 1); err != nil {
+		return err
+	}
+	id := pos[0]
+	method, params := openhal.MethodConfirmationApprove, any(openhal.ConfirmationParams{ID: id})
+	switch verb {
+	case "reject":
+		method, params = openhal.MethodConfirmationReject, openhal.RejectParams{ID: id, Reason: *reason}
+	case "cancel":
+		method = openhal.MethodConfirmationCancel
+	}
+	ctx, stop := f.context(true)
+	defer stop()
+	c, err := f.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	raw, err := f.call(ctx, c, method, params, "")
+	if err != nil {
+		return err
+	}
+	var cf openhal.Confirmation
+	if err := json.Unmarshal(raw, &cf); err != nil {
+		return fmt.Errorf("decode the answer for confirmation %s: %w", id, err)
+	}
+	if f.json {
+		printJSON(stdout, raw)
+	}
+	if cf.Status == openhal.ConfirmFailed {
+		msg := "the write was refused"
+		if cf.Error != nil {
+			msg = errorText(*cf.Error, "") // the sentence names the device
+		}
+		return fmt.Errorf("confirmation %s failed: approved, but the write of %s = %s then failed: %s", cf.ID, cf.Device, formatValue(cf.Value), msg)
+	}
+	if f.json {
+		return nil
+	}
+	_, err = fmt.Fprintln(stdout, resolvedLine(cf))
+	return err
+}
+
+// resolvedLine says what became of a request.
+func resolvedLine(cf openhal.Confirmation) string {
+	s := fmt.Sprintf("%s %s: %s = %s, requested by %s", cf.ID, cf.Status, cf.Device, formatValue(cf.Value), principalText(cf.RequestedBy))
+	if cf.Result != nil {
+		s += fmt.Sprintf(" (applied, seq %d)", cf.Result.Seq)
+	}
+	if cf.ResolveReason != "" {
+		s += ": " + oneLine(cf.ResolveReason)
+	}
+	return s
+}
+
+// auditPage is how many entries one hal/audit/list asks for: the Hub's
+// most.
+const auditPage = 1000
+
+// followInterval is how often `audit --follow` asks for new entries: the
+// Hub sends no notification for them.
+const followInterval = 500 * time.Millisecond
+
+// cmdAudit prints the audit log from a seq on, one line per entry, or
+// with --json each entry as stored. --timeout bounds each request, so
+// that --follow runs until interrupted.
+func cmdAudit(args []string, stdout, stderr io.Writer) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return runAudit(ctx, args, stdout, stderr)
+}
+
+// runAudit is cmdAudit until ctx ends.
+func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs, f := newClientFlags("audit", "[--since SEQ] [--limit N] [--follow] [flags]", true, stderr)
+	since := fs.Uint64("since", 0, "print the entries after this `seq`")
+	limit := fs.Int("limit", 0, "print at most `N` entries (default: all)")
+	follow := fs.Bool("follow", false, "then print new entries as they are written, until interrupted")
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if err := wantArgs(fs, pos, 0); err != nil {
+		return err
+	}
+	if *limit < 0 {
+		return fmt.Errorf("audit: --limit %d: want a positive number", *limit)
+	}
+	dctx, cancel := context.WithTimeout(ctx, f.timeout)
+	c, err := f.dial(dctx)
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	r := auditReader{f: f, c: c, since: *since, left: *limit, limited: *limit > 0, out: stdout}
+	err = r.run(ctx, *follow)
+	if r.skipped > 0 {
+		fmt.Fprintf(stderr, "gateway: the hub skipped %d unreadable audit %s\n", r.skipped, plural(uint64(r.skipped), "line", "lines"))
+	}
+	if ctx.Err() != nil {
+		return nil // interrupted: the normal end of --follow
+	}
+	return err
+}
+
+// auditReader pages through the audit log.
+type auditReader struct {
+	f       *clientFlags
+	c       *halclient.Conn
+	since   uint64 // the last seq printed
+	left    int    // entries still to print, with --limit
+	limited bool   // --limit was given
+	out     io.Writer
+	skipped int // the most unreadable lines one answer reported
+}
+
+// run prints pages until the log's end, or with follow until ctx ends.
+func (r *auditReader) run(ctx context.Context, follow bool) error {
+	for {
+		full, err := r.page(ctx)
+		switch {
+		case err != nil:
+			return err
+		case r.limited && r.left == 0:
+			return nil
+		case full:
+			continue // more may be waiting
+		case !follow:
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.c.Done():
+			return fmt.Errorf("lost the hub: %w", r.c.Err())
+		case <-time.After(followInterval):
+		}
+	}
+}
+
+// page asks for one page after r.since and prints it; full says that it
+// held as many entries as it asked for, so that more may follow at once.
+func (r *auditReader) page(ctx context.Context) (full bool, err error) {
+	want := auditPage
+	if r.limited {
+		want = min(want, r.left)
+	}
+	cctx, cancel := context.WithTimeout(ctx, r.f.timeout)
+	defer cancel()
+	p := openhal.AuditListParams{Since: &r.since, Limit: &want}
+	raw, err := r.f.call(cctx, r.c, openhal.MethodAuditList, p, "")
+	if err != nil {
+		return false, err
+	}
+	var res openhal.AuditListResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return false, fmt.Errorf("decode the audit entries: %w", err)
+	}
+	r.skipped = max(r.skipped, res.Skipped)
+	for _, raw := range res.Entries {
+		var e audit.Entry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			return false, fmt.Errorf("decode audit entry %.40s: %w", raw, err)
+		}
+		if e.Seq <= r.since {
+			return false, fmt.Errorf("the hub sent audit entry %d after %d", e.Seq, r.since)
+		}
+		r.since = e.Seq
+		if r.f.json {
+			fmt.Fprintf(r.out, "%s\n", raw)
+		} else {
+			fmt.Fprintln(r.out, auditLine(e))
+		}
+	}
+	if r.limited {
+		r.left -= len(res.Entries)
+	}
+	return len(res.Entries) == want, nil
+}
+
+// auditLine is one entry for a person: seq, ts, principal, action,
+// device=value, outcome, then what else it says.
+func auditLine(e audit.Entry) string {
+	target := "-"
+	switch {
+	case e.Device != "" && e.Value != nil:
+		target = e.Device + "=" + formatValue(e.Value)
+	case e.Device != "":
+		target = e.Device
+	}
+	who := e.Principal.Kind + ":" + e.Principal.Name
+	s := fmt.Sprintf("%6d %s %-20s %-12s %-24s %-9s", e.Seq, e.TS.UTC().Format("2006-01-02T15:04:05.000Z"), who, e.Action, target, e.Outcome)
+	var more []string
+	if e.Rule != "" {
+		more = append(more, "rule="+e.Rule)
+	}
+	if e.Confirmation != "" {
+		more = append(more, "confirmation="+e.Confirmation)
+	}
+	if e.Reason != "" {
+		more = append(more, "reason="+strconv.Quote(e.Reason))
+	}
+	if e.Error != nil {
+		name := openhal.CodeName(e.Error.Code)
+		if name == "" {
+			name = strconv.FormatInt(e.Error.Code, 10)
+		}
+		msg := e.Error.Message + " (" + name + ")"
+		if e.Error.Reason != "" {
+			msg += ": " + e.Error.Reason
+		}
+		more = append(more, "error="+strconv.Quote(msg))
+	}
+	if e.Count > 0 {
+		more = append(more, "count="+strconv.Itoa(e.Count))
+	}
+	if len(more) > 0 {
+		s += " " + strings.Join(more, " ")
+	}
+	return strings.TrimRight(s, " ")
+}

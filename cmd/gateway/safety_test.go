@@ -1,0 +1,422 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"gateway/clock/clocktest"
+	"gateway/device"
+	"gateway/halhub"
+	"gateway/halhub/audit"
+	"gateway/halhub/token"
+	"gateway/openhal"
+)
+
+// The safety commands' tests run in process against the real Hub, as the
+// other client commands' tests do (realhub_test.go); the whole-binary
+// story is in binary_safety_test.go.
+
+// stuckRelay is a device with a safe value that refuses every write.
+type stuckRelay struct{}
+
+func (stuckRelay) Descriptor() device.Descriptor {
+	return device.Descriptor{ID: "sim.relay", Kind: device.KindGPIOOutput, Access: device.AccessReadWrite, Risk: device.RiskLow,
+		Schema: device.Schema{Type: device.TypeBoolean}, Safe: false, Source: "sim", State: device.StateOK}
+}
+
+func (stuckRelay) Write(context.Context, device.WriteRequest) (device.WriteResult, error) {
+	return device.WriteResult{}, errors.New("relay welded shut")
+}
+
+// TestStopCommand: the stop lists what went safe and what failed with its
+// full error, and exits 1 for the failure; resume lifts it.
+func TestStopCommand(t *testing.T) {
+	noEnv(t)
+	hub := newTestHub(t)
+	if _, err := hub.reg.Add(stuckRelay{}); err != nil {
+		t.Fatal(err)
+	}
+	url := hub.listen("tcp")
+	agent := []string{"--hub", url, "--token", hub.agent}
+	admin := []string{"--hub", url, "--token", hub.admin}
+
+	out, _, err := runClient(t, cmdStop, append(agent, "--reason", "smoke")...)
+	want := "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`\n" +
+		"safe: sim.heater\n" +
+		"FAILED: sim.relay: write sim.relay: relay welded shut (DEVICE_FAULT): device_error\n"
+	if out != want {
+		t.Errorf("stop printed\n%s\nwant\n%s", out, want)
+	}
+	if err == nil || err.Error() != "the emergency stop is engaged, but 1 device did not reach its safe value: sim.relay" {
+		t.Errorf("stop returned %v", err)
+	}
+	if !hub.hub.Stopped() {
+		t.Fatal("the hub is not stopped")
+	}
+
+	out, _, err = runClient(t, cmdStop, append(agent, "--json")...)
+	var res openhal.StopResult
+	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil || strings.Count(out, "\n") != 1 || !res.Stopped ||
+		len(res.Failed) != 1 || res.Failed[0].Device != "sim.relay" || err == nil {
+		t.Errorf("stop --json printed %q (%v), returned %v", out, jerr, err)
+	}
+
+	_, _, err = runClient(t, cmdResume, agent...)
+	if err == nil || !strings.Contains(err.Error(), "(FORBIDDEN)") {
+		t.Errorf("resume by an agent: %v", err)
+	}
+	out, _, err = runClient(t, cmdResume, admin...)
+	if err != nil || out != "resumed: the emergency stop is off and writes are accepted again\n" || hub.hub.Stopped() {
+		t.Errorf("resume printed %q, %v (stopped: %v)", out, err, hub.hub.Stopped())
+	}
+	if _, _, err := runClient(t, cmdStop, append(agent, "extra")...); !errors.Is(err, errUsage) {
+		t.Errorf("stop with an argument: %v, want a usage error", err)
+	}
+}
+
+// TestStopLatchFailed: a stop that the Hub engaged but could not keep on
+// disk shows what it did, then the error.
+func TestStopLatchFailed(t *testing.T) {
+	noEnv(t)
+	hub, _ := newAuditHub(t)
+	// A directory where the latch file goes: the Hub cannot replace it.
+	if err := os.Mkdir(filepath.Join(hub.stateDir, "stop.json"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	url := hub.listen("tcp")
+	out, _, err := runClient(t, cmdStop, "--hub", url, "--token", hub.agent)
+	if out != "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`\nsafe: sim.heater\n" {
+		t.Errorf("stop printed %q", out)
+	}
+	if err == nil || !strings.Contains(err.Error(), "the stop is engaged but could not be latched on disk") || !strings.Contains(err.Error(), "(INTERNAL_ERROR): latch_failed") {
+		t.Errorf("stop returned %v", err)
+	}
+	if !hub.hub.Stopped() {
+		t.Error("the hub is not stopped")
+	}
+}
+
+// pendingWrite has the agent write sim.heater true and returns the
+// confirmation id the CLI printed.
+func pendingWrite(t *testing.T, hub *testHub, url, reason string) string {
+	t.Helper()
+	out, _, err := runClient(t, cmdWrite, "--hub", url, "--token", hub.agent, "sim.heater", "true", "--reason", reason)
+	m := regexp.MustCompile(`^sim\.heater = true is pending: confirmation (c-\d+) `).FindStringSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("write sim.heater true printed %q, %v; want pending", out, err)
+	}
+	return m[1]
+}
+
+func TestConfirmCommands(t *testing.T) {
+	noEnv(t)
+	hub := newTestHub(t)
+	url := hub.listen("ws")
+	admin := []string{"--hub", url, "--token", hub.admin}
+	agent := []string{"--hub", url, "--token", hub.agent}
+
+	id := pendingWrite(t, hub, url, "preheat for run 7")
+	out, _, err := runClient(t, cmdConfirm, append([]string{"list"}, admin...)...)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if err != nil || len(lines) != 2 ||
+		!regexp.MustCompile(`^ID\s+DEVICE\s+VALUE\s+REQUESTED BY\s+REASON\s+STATUS\s+EXPIRES$`).MatchString(lines[0]) ||
+		!regexp.MustCompile(`^`+id+`\s+sim\.heater\s+true\s+agent bench-agent\s+preheat for run 7\s+pending\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(lines[1]) {
+		t.Fatalf("confirm list printed %q, %v", out, err)
+	}
+	out, _, err = runClient(t, cmdConfirm, append([]string{"approve", id}, admin...)...)
+	if err != nil || !regexp.MustCompile(`^`+id+` approved: sim\.heater = true, requested by agent bench-agent \(applied, seq \d+\)\n$`).MatchString(out) {
+		t.Errorf("confirm approve printed %q, %v", out, err)
+	}
+	_, _, err = runClient(t, cmdConfirm, append([]string{"approve", id}, admin...)...)
+	if err == nil || !strings.Contains(err.Error(), "(CONFIRMATION_CLOSED)") {
+		t.Errorf("approving twice: %v", err)
+	}
+
+	id2 := pendingWrite(t, hub, url, "")
+	_, _, err = runClient(t, cmdConfirm, append([]string{"cancel", id2}, admin...)...)
+	if err == nil || !strings.Contains(err.Error(), "(FORBIDDEN)") {
+		t.Errorf("cancel by another principal: %v", err)
+	}
+	out, _, err = runClient(t, cmdConfirm, append([]string{"cancel", id2}, agent...)...)
+	if err != nil || out != id2+" cancelled: sim.heater = true, requested by agent bench-agent\n" {
+		t.Errorf("confirm cancel printed %q, %v", out, err)
+	}
+	id3 := pendingWrite(t, hub, url, "")
+	out, _, err = runClient(t, cmdConfirm, append([]string{"reject", "--reason", "not today", id3}, admin...)...)
+	if err != nil || out != id3+" rejected: sim.heater = true, requested by agent bench-agent: not today\n" {
+		t.Errorf("confirm reject printed %q, %v", out, err)
+	}
+
+	out, _, err = runClient(t, cmdConfirm, append([]string{"list", "--status", "rejected", "--json"}, agent...)...)
+	var res openhal.ConfirmationsListResult
+	if jerr := json.Unmarshal([]byte(out), &res); err != nil || jerr != nil || len(res.Confirmations) != 1 ||
+		res.Confirmations[0].ID != id3 || res.Confirmations[0].ResolveReason != "not today" {
+		t.Errorf("confirm list --status rejected --json printed %q, %v, %v", out, err, jerr)
+	}
+
+	// An approval whose write is then refused: the request's creator was
+	// revoked meanwhile.
+	id4 := pendingWrite(t, hub, url, "")
+	if err := hub.store.Revoke("bench-agent"); err != nil {
+		t.Fatal(err)
+	}
+	hub.loadTokens()
+	out, _, err = runClient(t, cmdConfirm, append([]string{"approve", id4}, admin...)...)
+	want := "confirmation " + id4 + " failed: approved, but the write of sim.heater = true then failed: " +
+		"the token of bench-agent was revoked (UNAUTHORIZED): token_revoked"
+	if out != "" || err == nil || err.Error() != want {
+		t.Errorf("approving a revoked token's request printed %q, returned %v; want %q", out, err, want)
+	}
+
+	for _, tc := range []struct {
+		args []string
+		want string // "" for a usage error
+	}{
+		{nil, ""},
+		{[]string{"approve"}, ""},
+		{[]string{"approve", "a", "b"}, ""},
+		{[]string{"list", "extra"}, ""},
+		{[]string{"bless", "c-1"}, `unknown subcommand "bless"`},
+		{[]string{"list", "--status", "done"}, `--status "done" is not one of pending, approved`},
+		{append([]string{"approve", "c-99999999"}, admin...), `no confirmation "c-99999999" (CONFIRMATION_NOT_FOUND)`},
+	} {
+		_, _, err := runClient(t, cmdConfirm, tc.args...)
+		switch {
+		case tc.want == "" && !errors.Is(err, errUsage):
+			t.Errorf("confirm %q: %v, want a usage error", tc.args, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("confirm %q: %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+// auditHub is testHub with a state directory and an audit log.
+type auditHub struct {
+	*testHub
+	stateDir string
+}
+
+// newAuditHub is testHub with a state directory and an audit log.
+func newAuditHub(t *testing.T) (*auditHub, *audit.Log) {
+	t.Helper()
+	dir := t.TempDir()
+	log, err := audit.Open(filepath.Join(dir, "audit"), audit.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &testHub{t: t, store: token.Open(dir), addrs: map[string]string{}}
+	h.admin = h.token("admin", openhal.KindOperator, openhal.ScopeAdmin)
+	h.agent = h.token("bench-agent", openhal.KindAgent, openhal.ScopeControlLow)
+	clk := clocktest.NewFake(benchTime)
+	h.reg = device.NewRegistry(clk.Now)
+	h.bench = newBench(t, h.reg, clk.Now)
+	h.hub = halhub.New(h.reg, halhub.Options{Version: "test", Limits: halhub.DefaultLimits(), StateDir: dir, Audit: log,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h.loadTokens()
+	t.Cleanup(func() { h.stop(); log.Close() })
+	return &auditHub{testHub: h, stateDir: dir}, log
+}
+
+// TestAuditCommand: pages through more entries than one answer holds,
+// from a seq on and up to a limit, as lines or as stored.
+func TestAuditCommand(t *testing.T) {
+	noEnv(t)
+	hub, log := newAuditHub(t)
+	url := hub.listen("tcp")
+	admin := []string{"--hub", url, "--token", hub.admin}
+
+	const n = 2500
+	entries := make([]audit.Entry, n)
+	for i := range entries {
+		entries[i] = audit.Entry{Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "sim.led",
+			Value: i%2 == 0, Outcome: "applied", Reason: fmt.Sprintf("n%d", i+1)}
+	}
+	if _, err := log.Append(context.Background(), entries...); err != nil {
+		t.Fatal(err)
+	}
+
+	out, errOut, err := runClient(t, cmdAudit, append([]string{"--json"}, admin...)...)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if err != nil || errOut != "" || len(lines) != n {
+		t.Fatalf("audit --json: %d lines, stderr %q, %v; want %d", len(lines), errOut, err, n)
+	}
+	for i, line := range lines {
+		var e audit.Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil || e.Seq != uint64(i+1) || e.Reason != fmt.Sprintf("n%d", i+1) {
+			t.Fatalf("line %d: %q (%v)", i+1, line, err)
+		}
+	}
+
+	out, _, err = runClient(t, cmdAudit, append([]string{"--since", "998", "--limit", "1200"}, admin...)...)
+	lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	first := regexp.MustCompile(`^ +999 \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z agent:bot +write +sim\.led=true +applied +reason="n999"$`)
+	if err != nil || len(lines) != 1200 || !first.MatchString(lines[0]) || !strings.HasPrefix(strings.TrimSpace(lines[1199]), "2198 ") {
+		t.Errorf("audit --since 998 --limit 1200: %d lines, %v; first %q, last %q", len(lines), err, lines[0], lines[len(lines)-1])
+	}
+
+	// The Hub's own entries follow: a refused write and a resume.
+	runClient(t, cmdWrite, "--hub", url, "--token", hub.agent, "sim.door", "true")
+	runClient(t, cmdResume, admin...)
+	out, _, err = runClient(t, cmdAudit, append([]string{"--since", fmt.Sprint(n)}, admin...)...)
+	want := []*regexp.Regexp{
+		regexp.MustCompile(` agent:bench-agent +write +sim\.door=true +refused +error="device sim\.door is read-only \(NOT_SUPPORTED\): read_only"$`),
+		regexp.MustCompile(` operator:admin +resume +- +resumed$`),
+	}
+	lines = strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if err != nil || len(lines) != len(want) {
+		t.Fatalf("audit --since %d printed %q, %v", n, out, err)
+	}
+	for i, re := range want {
+		if !re.MatchString(lines[i]) {
+			t.Errorf("line %q does not match %s", lines[i], re)
+		}
+	}
+
+	_, _, err = runClient(t, cmdAudit, "--hub", url, "--token", hub.agent)
+	if err == nil || !strings.Contains(err.Error(), "(FORBIDDEN)") {
+		t.Errorf("audit by an agent: %v", err)
+	}
+	if _, _, err := runClient(t, cmdAudit, append([]string{"--limit", "-1"}, admin...)...); err == nil {
+		t.Error("audit --limit -1 was accepted")
+	}
+}
+
+// TestAuditFollow: --follow prints entries as they are written, until
+// interrupted.
+func TestAuditFollow(t *testing.T) {
+	noEnv(t)
+	hub, _ := newAuditHub(t)
+	url := hub.listen("ws")
+	w := newStream()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runAudit(ctx, []string{"--follow", "--hub", url, "--token", hub.admin}, w, io.Discard) }()
+	for i, v := range []string{"true", "false"} {
+		if _, _, err := runClient(t, cmdWrite, "--hub", url, "--token", hub.admin, "sim.led", v); err != nil {
+			t.Fatal(err)
+		}
+		w.waitFor(t, i, fmt.Sprintf(`^ +%d \S+ operator:admin +write +sim\.led=%s +applied$`, i+1, v), 10*time.Second)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("follow ended with %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("follow still running 10 s after its context ended")
+	}
+}
+
+// TestTokenAudit: token add and revoke each leave one entry in the state
+// directory's audit log, naming the token, never holding it; a token add
+// that cannot be recorded leaves no token behind.
+func TestTokenAudit(t *testing.T) {
+	dir := t.TempDir()
+	out, _, err := run(t, "add", "--state-dir", dir, "--name", "bot", "--kind", "agent", "--scope", "control_low", "--devices", "sim.*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := strings.TrimSpace(out)
+	if _, _, err := run(t, "revoke", "bot", "--state-dir", dir); err != nil {
+		t.Fatal(err)
+	}
+	log, err := audit.Open(filepath.Join(dir, "audit"), audit.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	raw, skipped, err := log.List(0, 0)
+	if err != nil || skipped != 0 || len(raw) != 2 {
+		t.Fatalf("audit log: %d entries, %d skipped, %v; want 2", len(raw), skipped, err)
+	}
+	me := cliPrincipal()
+	for i, want := range []audit.Entry{
+		{Seq: 1, Principal: me, Action: "token.add", Outcome: "created", Reason: `token "bot": agent, scope control_low, devices sim.*`},
+		{Seq: 2, Principal: me, Action: "token.revoke", Outcome: "revoked", Reason: `token "bot"`},
+	} {
+		var e audit.Entry
+		if err := json.Unmarshal(raw[i], &e); err != nil {
+			t.Fatal(err)
+		}
+		want.TS = e.TS
+		if e.TS.IsZero() || fmt.Sprint(e) != fmt.Sprint(want) {
+			t.Errorf("entry %d = %+v, want %+v", i+1, e, want)
+		}
+	}
+	if me.Kind != openhal.KindOperator || me.Name == "" {
+		t.Errorf("cliPrincipal() = %+v", me)
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "audit", "*"))
+	for _, f := range files {
+		if b, _ := os.ReadFile(f); strings.Contains(string(b), tok) || strings.Contains(string(b), tok[len(token.Prefix):]) {
+			t.Errorf("%s holds the token", f)
+		}
+	}
+
+	// An audit directory that cannot be opened: the add fails and the
+	// token is gone again.
+	bad := t.TempDir()
+	writeFile(t, filepath.Join(bad, "audit"), "not a directory\n")
+	out, _, err = run(t, "add", "--state-dir", bad, "--name", "ghost", "--kind", "agent", "--scope", "read")
+	if err == nil || out != "" || !strings.Contains(err.Error(), "the audit log could not record it") || !strings.Contains(err.Error(), "the token was removed again") {
+		t.Errorf("token add with a broken audit log printed %q, returned %v", out, err)
+	}
+	if names, _ := token.Open(bad).List(); slices.ContainsFunc(names, func(e token.Entry) bool { return e.Name == "ghost" }) {
+		t.Error("the unrecorded token is still in the store")
+	}
+}
+
+func TestAuditLine(t *testing.T) {
+	ts := time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.UTC)
+	for _, tc := range []struct {
+		e    audit.Entry
+		want string
+	}{
+		{audit.Entry{Seq: 7, TS: ts, Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "sim.heater", Value: false,
+			Outcome: "pending", Confirmation: "c-00000001", Reason: `say "hi"`},
+			`     7 2026-01-02T03:04:05.678Z agent:bot            write        sim.heater=false         pending   confirmation=c-00000001 reason="say \"hi\""`},
+		{audit.Entry{Seq: 1234567, TS: ts, Principal: openhal.Principal{Kind: "hub", Name: "interlock"}, Action: "write", Device: "sim.heater", Value: false,
+			Outcome: "blocked", Rule: "interlock", Error: &audit.ErrorInfo{Code: openhal.CodeBlocked, Message: "no", Reason: "interlock"}},
+			`1234567 2026-01-02T03:04:05.678Z hub:interlock        write        sim.heater=false         blocked   rule=interlock error="no (BLOCKED): interlock"`},
+		{audit.Entry{Seq: 8, TS: ts, Principal: openhal.Principal{Kind: "operator", Name: "admin"}, Action: "resume", Outcome: "resumed"},
+			`     8 2026-01-02T03:04:05.678Z operator:admin       resume       -                        resumed`},
+		{audit.Entry{Seq: 9, TS: ts, Principal: openhal.Principal{Kind: "hub", Name: "auth"}, Action: "initialize", Device: "x", Outcome: "unauthorized", Count: 12},
+			`     9 2026-01-02T03:04:05.678Z hub:auth             initialize   x                        unauthorized count=12`},
+	} {
+		if got := auditLine(tc.e); got != tc.want {
+			t.Errorf("auditLine:\n got %q\nwant %q", got, tc.want)
+		}
+	}
+}
+
+func TestErrorText(t *testing.T) {
+	for _, tc := range []struct {
+		eo   openhal.ErrorObject
+		dev  string
+		want string
+	}{
+		{openhal.ErrorObject{Code: openhal.CodeTimeout, Message: "device sim.x did not answer in time", Data: json.RawMessage(`{"device":"sim.x","reason":"timeout"}`)}, "sim.x",
+			"device sim.x did not answer in time (TIMEOUT): timeout"},
+		{openhal.ErrorObject{Code: openhal.CodeDeviceFault, Message: "bus error", Data: json.RawMessage(`{"detail":"i2c nack","code":5}`)}, "sim.x",
+			"sim.x: bus error (DEVICE_FAULT) [code=5 detail=\"i2c nack\"]"},
+		{openhal.ErrorObject{Code: -1, Message: "odd", Data: json.RawMessage(`[1]`)}, "",
+			"odd (error -1) [1]"},
+	} {
+		if got := errorText(tc.eo, tc.dev); got != tc.want {
+			t.Errorf("errorText(%+v):\n got %q\nwant %q", tc.eo, got, tc.want)
+		}
+	}
+}

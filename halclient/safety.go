@@ -1,0 +1,80 @@
+package halclient
+
+import (
+	"context"
+
+	"gateway/openhal"
+)
+
+// The safety methods of spec §6, §7 and §10: the emergency stop, the
+// Confirmation Requests, and the audit log. Each returns the Hub's answer
+// decoded, or its error answer as a *HubError.
+
+// Stop engages the emergency stop. The result lists the devices driven to
+// their safe value and those that failed, each with its error. A Hub that
+// engaged the stop but could not latch it on disk answers INTERNAL_ERROR
+// (data.reason "latch_failed"); the stop is engaged all the same.
+func (c *Conn) Stop(ctx context.Context, reason string) (openhal.StopResult, error) {
+	var res openhal.StopResult
+	err := c.Call(ctx, openhal.MethodStop, openhal.StopParams{Reason: reason}, &res)
+	return res, Describe(err, openhal.MethodStop, "")
+}
+
+// Resume lifts the emergency stop (admin). It is refused with STOPPED
+// (data.reason "stop_button_pressed") while a stop button is held down.
+func (c *Conn) Resume(ctx context.Context) error {
+	var res openhal.ResumeResult
+	return Describe(c.Call(ctx, openhal.MethodResume, nil, &res), openhal.MethodResume, "")
+}
+
+// Confirmations lists the Confirmation Requests the token may see, by id;
+// status ("pending", "approved", ...) filters them, "" lists them all.
+func (c *Conn) Confirmations(ctx context.Context, status string) ([]openhal.Confirmation, error) {
+	var res openhal.ConfirmationsListResult
+	err := c.Call(ctx, openhal.MethodConfirmationsList, openhal.ConfirmationsListParams{Status: status}, &res)
+	if err != nil {
+		return nil, Describe(err, openhal.MethodConfirmationsList, "")
+	}
+	return res.Confirmations, nil
+}
+
+// Approve approves a request (admin) and returns it resolved: status
+// "approved" with the write's Result, or "failed" with the Error that
+// refused the write when it was run again.
+func (c *Conn) Approve(ctx context.Context, id string) (openhal.Confirmation, error) {
+	return c.resolve(ctx, openhal.MethodConfirmationApprove, openhal.ConfirmationParams{ID: id})
+}
+
+// Reject rejects a request (admin); reason tells its creator why.
+func (c *Conn) Reject(ctx context.Context, id, reason string) (openhal.Confirmation, error) {
+	return c.resolve(ctx, openhal.MethodConfirmationReject, openhal.RejectParams{ID: id, Reason: reason})
+}
+
+// Cancel withdraws a request; only its creator may.
+func (c *Conn) Cancel(ctx context.Context, id string) (openhal.Confirmation, error) {
+	return c.resolve(ctx, openhal.MethodConfirmationCancel, openhal.ConfirmationParams{ID: id})
+}
+
+func (c *Conn) resolve(ctx context.Context, method string, params any) (openhal.Confirmation, error) {
+	var res openhal.Confirmation
+	if err := c.Call(ctx, method, params, &res); err != nil {
+		return openhal.Confirmation{}, Describe(err, method, "")
+	}
+	return res, nil
+}
+
+// Audit returns up to limit audit entries (1 to 1000; 0 leaves it to the
+// Hub, which sends 100) with a seq after since, each as it is stored, and
+// how many unreadable lines the Hub skipped. To read the whole log, call
+// it again with since set to the last entry's seq until it returns none.
+func (c *Conn) Audit(ctx context.Context, since uint64, limit int) (openhal.AuditListResult, error) {
+	p := openhal.AuditListParams{Since: &since}
+	if limit != 0 {
+		p.Limit = &limit
+	}
+	var res openhal.AuditListResult
+	if err := c.Call(ctx, openhal.MethodAuditList, p, &res); err != nil {
+		return res, Describe(err, openhal.MethodAuditList, "")
+	}
+	return res, nil
+}

@@ -1,0 +1,187 @@
+package halclient_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"testing"
+
+	"gateway/device"
+	"gateway/halclient"
+	"gateway/halhub"
+	"gateway/halhub/audit"
+	"gateway/openhal"
+)
+
+// withAudit gives the Hub a state directory and an audit log.
+func withAudit(t *testing.T) func(*halhub.Options) {
+	return func(o *halhub.Options) {
+		dir := t.TempDir()
+		log, err := audit.Open(dir+"/audit", audit.Options{Logger: o.Logger})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { log.Close() })
+		o.StateDir, o.Audit = dir, log
+	}
+}
+
+// wantCode checks that err is a *HubError with code.
+func wantCode(t *testing.T, what string, err error, code int64) {
+	t.Helper()
+	var he *halclient.HubError
+	if !errors.As(err, &he) || he.Code() != code {
+		t.Errorf("%s: %v, want a HubError %s", what, err, openhal.CodeName(code))
+	}
+}
+
+// TestConfirmations: an agent's pending write approved, cancelled and
+// rejected through the convenience methods, against the real Hub.
+func TestConfirmations(t *testing.T) {
+	hub := newTestHub(t, withAudit(t))
+	url := hub.listen("tcp")
+	ctx := testCtx(t)
+	agent, admin := dial(t, url, hub.agent), dial(t, url, hub.admin)
+
+	pending := func() string {
+		t.Helper()
+		w, err := agent.Write(ctx, "sim.heater", true, "preheat")
+		if err != nil || w.Confirmation == nil {
+			t.Fatalf("Write = %+v, %v; want pending", w, err)
+		}
+		return w.Confirmation.ID
+	}
+	id := pending()
+	list, err := admin.Confirmations(ctx, openhal.ConfirmPending)
+	if err != nil || len(list) != 1 || list[0].ID != id || list[0].Device != "sim.heater" || list[0].Value != true ||
+		list[0].RequestedBy.Name != "bench-agent" || list[0].Reason != "preheat" {
+		t.Fatalf("Confirmations(pending) = %+v, %v", list, err)
+	}
+	if _, err := agent.Approve(ctx, id); err == nil {
+		t.Error("an agent approved its own request")
+	} else {
+		wantCode(t, "Approve by an agent", err, openhal.CodeForbidden)
+	}
+	c, err := admin.Approve(ctx, id)
+	if err != nil || c.Status != openhal.ConfirmApproved || c.Result == nil || c.Result.Value != true || c.ApprovedBy == nil || c.ApprovedBy.Name != "admin" {
+		t.Fatalf("Approve = %+v, %v", c, err)
+	}
+	if v, err := admin.Read(ctx, "sim.heater", -1); err != nil || v.Value != true {
+		t.Errorf("sim.heater after the approval = %v, %v", v.Value, err)
+	}
+	_, err = admin.Approve(ctx, id)
+	wantCode(t, "Approve twice", err, openhal.CodeConfirmationClosed)
+	_, err = admin.Reject(ctx, "c-nope", "")
+	wantCode(t, "Reject of an unknown id", err, openhal.CodeConfirmationNotFound)
+
+	id2 := pending()
+	_, err = admin.Cancel(ctx, id2)
+	wantCode(t, "Cancel by another principal", err, openhal.CodeForbidden)
+	if c, err := agent.Cancel(ctx, id2); err != nil || c.Status != openhal.ConfirmCancelled {
+		t.Errorf("Cancel = %+v, %v", c, err)
+	}
+	id3 := pending()
+	if c, err := admin.Reject(ctx, id3, "not today"); err != nil || c.Status != openhal.ConfirmRejected || c.ResolveReason != "not today" {
+		t.Errorf("Reject = %+v, %v", c, err)
+	}
+	all, err := agent.Confirmations(ctx, "")
+	var ids []string
+	for _, c := range all {
+		ids = append(ids, c.ID+" "+c.Status)
+	}
+	if want := []string{id + " approved", id2 + " cancelled", id3 + " rejected"}; err != nil || !slices.Equal(ids, want) {
+		t.Errorf("Confirmations() = %q, %v; want %q", ids, err, want)
+	}
+}
+
+// stuckRelay is a device with a safe value that refuses every write.
+type stuckRelay struct{}
+
+func (stuckRelay) Descriptor() device.Descriptor {
+	return device.Descriptor{ID: "sim.relay", Kind: device.KindGPIOOutput, Access: device.AccessReadWrite, Risk: device.RiskLow,
+		Schema: device.Schema{Type: device.TypeBoolean}, Safe: false, Source: "sim", State: device.StateOK}
+}
+
+func (stuckRelay) Write(context.Context, device.WriteRequest) (device.WriteResult, error) {
+	return device.WriteResult{}, errors.New("relay welded shut")
+}
+
+// TestStopResume: the stop reports the device that went safe and the one
+// that failed with its error; writes are refused until an admin resumes.
+func TestStopResume(t *testing.T) {
+	hub := newTestHub(t, withAudit(t))
+	hub.add(stuckRelay{})
+	url := hub.listen("ws")
+	ctx := testCtx(t)
+	agent, admin := dial(t, url, hub.agent), dial(t, url, hub.admin)
+
+	id := func() string {
+		w, err := agent.Write(ctx, "sim.heater", true, "")
+		if err != nil || w.Confirmation == nil {
+			t.Fatalf("Write = %+v, %v; want pending", w, err)
+		}
+		return w.Confirmation.ID
+	}()
+	res, err := agent.Stop(ctx, "smoke")
+	if err != nil || !res.Stopped || !slices.Equal(res.SafeApplied, []string{"sim.heater"}) || len(res.Failed) != 1 {
+		t.Fatalf("Stop = %+v, %v", res, err)
+	}
+	if f := res.Failed[0]; f.Device != "sim.relay" || f.Error.Code != openhal.CodeDeviceFault || !json.Valid(f.Error.Data) {
+		t.Errorf("Failed[0] = %+v", f)
+	}
+	if cs, err := admin.Confirmations(ctx, openhal.ConfirmRejected); err != nil || len(cs) != 1 || cs[0].ID != id || cs[0].ResolveReason != "emergency_stop" {
+		t.Errorf("Confirmations(rejected) after the stop = %+v, %v", cs, err)
+	}
+	_, err = agent.Write(ctx, "sim.led", true, "")
+	wantCode(t, "Write while stopped", err, openhal.CodeStopped)
+	wantCode(t, "Resume by an agent", agent.Resume(ctx), openhal.CodeForbidden)
+	if err := admin.Resume(ctx); err != nil {
+		t.Fatalf("Resume: %v", err)
+	}
+	if _, err := agent.Write(ctx, "sim.led", true, ""); err != nil {
+		t.Errorf("Write after the resume: %v", err)
+	}
+}
+
+// TestAudit: the entries come back in seq order, from a seq on, a page at
+// a time; an agent may not read them.
+func TestAudit(t *testing.T) {
+	hub := newTestHub(t, withAudit(t))
+	url := hub.listen("unix")
+	ctx := testCtx(t)
+	agent, admin := dial(t, url, hub.agent), dial(t, url, hub.admin)
+	for i := range 5 {
+		if _, err := agent.Write(ctx, "sim.led", i%2 == 0, "n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := admin.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	all, err := admin.Audit(ctx, 0, 0)
+	if err != nil || len(all.Entries) != 6 || all.Skipped != 0 {
+		t.Fatalf("Audit(0, 0) = %d entries, %d skipped, %v; want 6", len(all.Entries), all.Skipped, err)
+	}
+	var seqs []uint64
+	for _, raw := range all.Entries {
+		var e audit.Entry
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatal(err)
+		}
+		seqs = append(seqs, e.Seq)
+	}
+	for i := 1; i < len(seqs); i++ {
+		if seqs[i] <= seqs[i-1] {
+			t.Errorf("seqs %v are not strictly increasing", seqs)
+		}
+	}
+	page, err := admin.Audit(ctx, seqs[1], 2)
+	if err != nil || len(page.Entries) != 2 || string(page.Entries[0]) != string(all.Entries[2]) || string(page.Entries[1]) != string(all.Entries[3]) {
+		t.Errorf("Audit(%d, 2) = %s, %v; want entries 3 and 4", seqs[1], page.Entries, err)
+	}
+	_, err = agent.Audit(ctx, 0, 0)
+	wantCode(t, "Audit by an agent", err, openhal.CodeForbidden)
+	_, err = admin.Audit(ctx, 0, 5000)
+	wantCode(t, "Audit with limit 5000", err, openhal.CodeInvalidParams)
+}
