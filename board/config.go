@@ -75,6 +75,10 @@ type Limits struct {
 	AdminReserve    int           `yaml:"adminReserve"`   // connections kept for admin tokens
 	InitTimeout     time.Duration `yaml:"initTimeout"`    // to complete hal/initialize
 	QueueLength     int           `yaml:"queueLength"`    // per-connection queue of non-value notifications
+	// AuthFailures UNAUTHORIZED answers per AuthWindow, per remote
+	// address, before it is rate limited (a sliding window).
+	AuthFailures int           `yaml:"authFailures"`
+	AuthWindow   time.Duration `yaml:"authWindow"`
 }
 
 //go:embed default.yaml

@@ -21,6 +21,7 @@ func TestDefault(t *testing.T) {
 			Limits: Limits{
 				MaxMessageBytes: 262144, MaxInFlight: 32, MaxConnections: 64,
 				AdminReserve: 4, InitTimeout: 10 * time.Second, QueueLength: 1024,
+				AuthFailures: 5, AuthWindow: time.Minute,
 			},
 		},
 		Sim: sim.Config{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
@@ -70,7 +71,8 @@ sim:
 				Conformance: "control",
 				Listen:      ListenConfig{HTTP: "[::1]:8080", TCP: ":9000", Unix: "/run/gateway/hal.sock"},
 				Limits: Limits{MaxMessageBytes: 65536, MaxInFlight: 8, MaxConnections: 1000,
-					AdminReserve: 0, InitTimeout: 90 * time.Second, QueueLength: 16},
+					AdminReserve: 0, InitTimeout: 90 * time.Second, QueueLength: 16,
+					AuthFailures: 5, AuthWindow: time.Minute},
 				MetricsPublic: true,
 			}
 			c.Sim = sim.Config{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
@@ -160,6 +162,7 @@ func TestParseErrors(t *testing.T) {
 		{"negative connections", lim("    maxConnections: -1\n"), "hub.limits.maxConnections: must be positive, got -1"},
 		{"negative admin reserve", lim("    adminReserve: -1\n"), "hub.limits.adminReserve: must not be negative, got -1"},
 		{"zero queue", lim("    queueLength: 0\n"), "hub.limits.queueLength: must be positive, got 0"},
+		{"zero auth failures", lim("    authFailures: 0\n"), "hub.limits.authFailures: must be positive, got 0"},
 		{"negative duration", lim("    initTimeout: -1s\n"), "hub.limits.initTimeout: must be a positive duration, got -1s"},
 		{"zero interval", sim("  meterInterval: 0s\n"), "sim.meterInterval: must be a positive duration, got 0s"},
 		{"zero poll", sim("  pollInterval: 0s\n"), "sim.pollInterval: must be a positive duration, got 0s"},

@@ -156,6 +156,8 @@ func (v *validator) limits(l Limits) {
 	}
 	v.duration("hub.limits.initTimeout", l.InitTimeout)
 	positive("hub.limits.queueLength", l.QueueLength)
+	positive("hub.limits.authFailures", l.AuthFailures)
+	v.duration("hub.limits.authWindow", l.AuthWindow)
 }
 
 func (v *validator) simBoard(s sim.Config) {

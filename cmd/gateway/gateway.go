@@ -22,6 +22,7 @@ import (
 	"gateway/halhub"
 	"gateway/halhub/audit"
 	"gateway/halhub/token"
+	"gateway/openhal"
 	"gateway/tlscert"
 )
 
@@ -35,26 +36,16 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return fmt.Errorf("create state directory: %w", err)
 	}
-	store := token.Open(stateDir)
-	path, created, err := store.EnsureAdmin()
-	if err != nil {
-		return fmt.Errorf("admin token: %w", err)
-	}
-	if created {
-		// The path, never the token: logs are read by more people than
-		// the state directory.
-		log.Info("created the first admin token", "file", path)
-	}
-	tokens, err := store.Load()
-	if err != nil {
-		return fmt.Errorf("load tokens: %w", err)
-	}
-
-	auditLog, err := audit.Open(filepath.Join(stateDir, "audit"), audit.Options{Logger: log})
+	auditLog, err := audit.Open(auditDir(stateDir), audit.Options{Logger: log})
 	if err != nil {
 		return fmt.Errorf("open audit log: %w", err)
 	}
 	defer auditLog.Close()
+	store := token.Open(stateDir)
+	tokens, err := loadTokens(store, auditLog, log)
+	if err != nil {
+		return err
+	}
 
 	reg := device.NewRegistry(nil)
 	var stopButtons []string
@@ -62,15 +53,17 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 		stopButtons = append(stopButtons, id)
 	}
 	hub := halhub.New(reg, halhub.Options{
-		Level:       cfg.Hub.Conformance,
-		Limits:      hubLimits(cfg.Hub.Limits),
-		Version:     version,
-		SimInputs:   cfg.Board == "sim",
-		Logger:      log,
-		Rules:       cfg.Rules(),
-		StateDir:    stateDir,
-		Audit:       auditLog,
-		StopButtons: stopButtons,
+		Level:        cfg.Hub.Conformance,
+		Limits:       hubLimits(cfg.Hub.Limits),
+		Version:      version,
+		SimInputs:    cfg.Board == "sim",
+		Logger:       log,
+		Rules:        cfg.Rules(),
+		StateDir:     stateDir,
+		Audit:        auditLog,
+		StopButtons:  stopButtons,
+		AuthFailures: cfg.Hub.Limits.AuthFailures,
+		AuthWindow:   cfg.Hub.Limits.AuthWindow,
 	})
 	defer hub.Close()
 	hub.SetTokens(tokens)
@@ -105,6 +98,33 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 	log.Info("stopping")
 	stopListeners()
 	return nil
+}
+
+// loadTokens creates the first admin token when there is none, records
+// that in the audit log, and loads the token table.
+func loadTokens(store *token.Store, auditLog *audit.Log, log *slog.Logger) (*token.Table, error) {
+	path, created, err := store.EnsureAdmin()
+	if err != nil {
+		return nil, fmt.Errorf("admin token: %w", err)
+	}
+	if created {
+		// The path, never the token: logs are read by more people than
+		// the state directory.
+		log.Info("created the first admin token", "file", path)
+		entry := audit.Entry{
+			Principal: openhal.Principal{Kind: openhal.KindHub, Name: "gateway"},
+			Action:    "token.add", Outcome: "created",
+			Reason: fmt.Sprintf("token %q: operator, scope admin, all devices (first start; in %s)", token.AdminName, path),
+		}
+		if _, err := auditLog.Append(context.Background(), entry); err != nil {
+			return nil, fmt.Errorf("audit the first admin token: %w", err)
+		}
+	}
+	tokens, err := store.Load()
+	if err != nil {
+		return nil, fmt.Errorf("load tokens: %w", err)
+	}
+	return tokens, nil
 }
 
 // hubLimits carries the configuration's limits over to the Hub, keeping
