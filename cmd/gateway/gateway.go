@@ -85,9 +85,6 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 	if err := hub.Restore(); err != nil {
 		return fmt.Errorf("restore hub state: %w", err)
 	}
-	if hub.Stopped() {
-		log.Warn("started with the emergency stop engaged; an admin's resume lifts it")
-	}
 
 	stopListeners, err := listen(cfg, stateDir, hub, log)
 	if err != nil {
