@@ -114,7 +114,7 @@ func TestBinarySafetyStory(t *testing.T) {
 	g.kill(t)
 	g = startGateway(t, dir, "--http", g.httpAddr, "--tcp", g.tcpAddr)
 	g.secret(agentTok)
-	g.err.waitFor(t, 0, `level=WARN msg="started with the emergency stop engaged`, waitLong)
+	g.err.waitFor(t, 0, `level=WARN msg="the emergency stop is still engaged from an earlier run`, waitLong)
 	readHeater("false")
 	wantOneLineError(t, gw(t, agent("write", "sim.led", "true")...), "(STOPPED)")
 	wantOneLineError(t, gw(t, agent("resume")...), "(FORBIDDEN)")
