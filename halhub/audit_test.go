@@ -83,7 +83,7 @@ func TestAuditRecordsTheSafetyStory(t *testing.T) {
 	wantOK(t, admin.call("hal/resume", nil))
 
 	got := entries(t, log)
-	want := "agent:write:bench.led:applied agent:write:bench.heater:pending root:approve:bench.heater:approved " +
+	want := "agent:write:bench.led:applied agent:write:bench.heater:pending agent:write:bench.heater:applied root:approve:bench.heater:approved " +
 		"agent:write:bench.fan:blocked:maximum agent:write:bench.nope:refused " +
 		"agent:write:bench.heater:applied agent:write:bench.fan:applied agent:stop::stopped " +
 		"agent:write:bench.led:refused root:resume::resumed"
@@ -97,8 +97,8 @@ func TestAuditRecordsTheSafetyStory(t *testing.T) {
 			t.Errorf("seq %d after %d", got[i].Seq, got[i-1].Seq)
 		}
 	}
-	if got[1].Confirmation != c.ID || got[2].Confirmation != c.ID || got[3].Rule != "maximum" || got[3].Value != 95.0 {
-		t.Errorf("entries %+v", got[:4])
+	if got[1].Confirmation != c.ID || got[2].Confirmation != c.ID || got[3].Confirmation != c.ID || got[4].Rule != "maximum" || got[4].Value != 95.0 {
+		t.Errorf("entries %+v", got[:5])
 	}
 
 	// hal/audit/list by seq.

@@ -47,6 +47,9 @@ func (h *Hub) auditAnswer(p openhal.Principal, method string, params json.RawMes
 	if !ok {
 		return e
 	}
+	if _, applied := res.(openhal.WriteResult); applied && e == nil {
+		return nil // recorded by apply, before the value was published
+	}
 	var req struct {
 		Device string          `json:"device"`
 		Value  json.RawMessage `json:"value"`
@@ -63,9 +66,13 @@ func (h *Hub) auditAnswer(p openhal.Principal, method string, params json.RawMes
 	}
 	describeOutcome(&entry, res, e)
 	if err := h.record(entry); err != nil {
-		return errorf(openhal.CodeInternalError, "audit_failed", "the audit log could not record this request: %v", err)
+		return errAuditFailed(err)
 	}
 	return e
+}
+
+func errAuditFailed(err error) *jsonrpc.Error {
+	return errorf(openhal.CodeInternalError, "audit_failed", "the audit log could not record this request: %v", err)
 }
 
 // describeOutcome fills an entry's outcome from an answer.
@@ -125,8 +132,12 @@ func ruleOf(e *jsonrpc.Error) string {
 }
 
 // auditWrite records a write the Hub made on its own behalf (a safe value
-// at a stop, an interlock, a maxOnMs).
+// at a stop, an interlock, a maxOnMs) that did not apply; apply records
+// those that did.
 func (h *Hub) auditWrite(w *writeAttempt, res any, e *jsonrpc.Error) {
+	if e == nil || reasonOf(e) == "audit_failed" {
+		return
+	}
 	entry := audit.Entry{Principal: w.principal, Action: "write", Device: w.f.id, Value: w.value, Reason: w.reason}
 	describeOutcome(&entry, res, e)
 	h.record(entry)

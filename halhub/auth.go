@@ -31,7 +31,7 @@ func (s *session) authenticate(rawToken json.RawMessage) (token.Entry, string, *
 		h.stats.unauthorized.Add(1)
 		e := errorf(openhal.CodeUnauthorized, reason, "%s", msg)
 		if err := h.record(audit.Entry{Principal: anonymous(addr), Action: "initialize", Outcome: "unauthorized", Reason: reason}); err != nil {
-			return token.Entry{}, "", errorf(openhal.CodeInternalError, "audit_failed", "the audit log could not record this request: %v", err)
+			return token.Entry{}, "", errAuditFailed(err)
 		}
 		return token.Entry{}, "", e
 	}

@@ -235,7 +235,7 @@ func (h *Hub) reapply(pw *pendingWrite) (any, *jsonrpc.Error) {
 	if err := f.desc.Schema.Validate(w.value); err != nil {
 		return nil, valueError(f.id, err)
 	}
-	w.f, w.confirmed = f, true
+	w.f, w.confirmed, w.confirmation = f, true, pw.c.ID
 	return h.write(&w, h.order.enter(f.id))
 }
 

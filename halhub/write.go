@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"gateway/device"
+	"gateway/halhub/audit"
 	"gateway/halhub/token"
 	"gateway/jsonrpc"
 	"gateway/openhal"
@@ -32,6 +33,9 @@ type writeAttempt struct {
 	timeout   time.Duration
 	safe      bool // the device's safe value: no stop, rule or risk refuses it
 	confirmed bool // approved by an admin: the risk step is done
+	// confirmation is the id of the approved request this write carries
+	// out, for the audit log.
+	confirmation string
 }
 
 // simInput is a device of a simulated board that plays the outside world:
@@ -151,7 +155,9 @@ func (h *Hub) write(w *writeAttempt, t *turn) (any, *jsonrpc.Error) {
 	return res, err
 }
 
-// apply hands the value to the device and publishes the outcome.
+// apply hands the value to the device, records it in the audit log and
+// publishes it — in that order, so that the log shows a write before
+// anything it sets off (an interlock reacting to the new value).
 func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error) {
 	f := w.f
 	res, err := f.dev.(device.Writer).Write(ctx, device.WriteRequest{Value: w.value, Reply: w.reply})
@@ -163,6 +169,8 @@ func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error) 
 	if err != nil {
 		return nil, newError(openhal.CodeDeviceFault, "device_error", "write "+f.id+": "+err.Error(), data{"device": f.id, "detail": err.Error()})
 	}
+	auditErr := h.record(audit.Entry{Principal: w.principal, Action: "write", Device: f.id, Value: w.value,
+		Outcome: "applied", Confirmation: w.confirmation, Reason: w.reason})
 	out := openhal.WriteResult{Status: openhal.StatusApplied, Device: f.id, Value: w.value}
 	if res.Keep {
 		snap, _ := h.reg.Value(f.id)
@@ -179,6 +187,11 @@ func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error) 
 	}
 	if res.Reply != nil {
 		out.Reply = res.Reply.Value
+	}
+	if auditErr != nil {
+		// Applied and published — the device changed — but without a
+		// record the client is not told "applied".
+		return nil, errAuditFailed(auditErr)
 	}
 	return out, nil
 }
