@@ -6,17 +6,21 @@ import "sync"
 // be written (spec §8, slow consumers).
 //
 // A client that reads slowly must never slow the Hub: push never blocks.
-// hal/value messages are coalesced per device: a newer value replaces the
-// one still waiting, and moves to the back so that the order of events is
-// kept (its seq shows the gap). Every other message is kept; when more than
-// limit of them wait, push reports overflow and the session closes the
-// connection rather than drop one.
+// hal/value messages are coalesced per device once slack of them wait: the
+// oldest waiting value of that device goes, the newest joins the back, so
+// that the order of events is kept (the seq shows the gap). The slack
+// absorbs a writer that is a moment late — a scheduling hiccup must not
+// cost a healthy client a value — while a client that stopped reading
+// holds at most slack values per device. Every other message is kept;
+// when more than limit of them wait, push reports overflow and the session
+// closes the connection rather than drop one.
 type outQueue struct {
 	mu     sync.Mutex
 	head   *qnode
 	tail   *qnode
-	values map[string]*qnode // waiting hal/value per device
-	others int               // waiting messages that are not values
+	values map[string]int // waiting hal/value messages per device
+	slack  int            // values of one device that may wait
+	others int            // waiting messages that are not values
 	limit  int
 	free   *qnode
 	ready  chan struct{} // has a token when something waits
@@ -30,25 +34,42 @@ type qnode struct {
 	onWritten  func() // called after the message is written (a request's answer)
 }
 
-func newOutQueue(limit int) *outQueue {
-	return &outQueue{values: map[string]*qnode{}, limit: limit, ready: make(chan struct{}, 1)}
+// valueSlack is how many values of one device may wait for a connection
+// before they coalesce.
+const valueSlack = 64
+
+func newOutQueue(limit, slack int) *outQueue {
+	return &outQueue{values: map[string]int{}, slack: slack, limit: limit, ready: make(chan struct{}, 1)}
 }
 
-// pushValue queues a hal/value for device, replacing one still waiting.
+// pushValue queues a hal/value for device; past the slack, the oldest
+// value of that device still waiting is dropped.
 func (q *outQueue) pushValue(device string, msg []byte) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
 		return
 	}
-	if old := q.values[device]; old != nil {
-		q.unlink(old)
-		q.release(old)
+	if q.values[device] >= q.slack {
+		q.dropOldestValue(device)
 	}
 	n := q.node()
 	n.msg, n.device = msg, device
-	q.values[device] = n
+	q.values[device]++
 	q.append(n)
+}
+
+// dropOldestValue removes the first waiting value of device. It walks the
+// queue, which only happens for a client that is behind.
+func (q *outQueue) dropOldestValue(device string) {
+	for n := q.head; n != nil; n = n.next {
+		if n.device == device {
+			q.unlink(n)
+			q.release(n)
+			q.values[device]--
+			return
+		}
+	}
 }
 
 // push queues any other message. It returns false when the queue is full:

@@ -43,7 +43,7 @@ func TestQueueCoalescesValues(t *testing.T) {
 		{"tail replaced", []string{"a=a1", "b=b1", "b=b2"}, "a1 b2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := newOutQueue(100)
+			q := newOutQueue(100, 1)
 			for _, op := range tc.ops {
 				if dev, m, ok := strings.Cut(op, "="); ok {
 					q.pushValue(dev, []byte(m))
@@ -66,7 +66,7 @@ func TestQueueCoalescesValues(t *testing.T) {
 // and answers are never refused (answers are bounded by MaxInFlight), and
 // a take makes room again.
 func TestQueueLimit(t *testing.T) {
-	q := newOutQueue(2)
+	q := newOutQueue(2, 1)
 	for _, m := range []string{"n1", "n2"} {
 		if !q.push([]byte(m), nil) {
 			t.Fatalf("push %s refused below the limit", m)
@@ -108,7 +108,7 @@ func TestQueueLimit(t *testing.T) {
 // take hands back the answers' callbacks in the order of the answers, with
 // the messages in queue order, and reuses the caller's slices.
 func TestQueueTake(t *testing.T) {
-	q := newOutQueue(10)
+	q := newOutQueue(10, 1)
 	var order []string
 	cb := func(s string) func() { return func() { order = append(order, s) } }
 	q.push([]byte("r1"), cb("r1"))
@@ -151,7 +151,7 @@ func TestQueueTake(t *testing.T) {
 // A closed queue drops what waits and takes nothing more; a push is not an
 // overflow (the connection is closing anyway).
 func TestQueueClosed(t *testing.T) {
-	q := newOutQueue(1)
+	q := newOutQueue(1, 1)
 	q.push([]byte("n1"), nil)
 	q.pushValue("a", []byte("a1"))
 	q.close()
@@ -167,7 +167,7 @@ func TestQueueClosed(t *testing.T) {
 // A busy connection coalescing one device's values allocates nothing per
 // value: nodes come from the free list.
 func TestQueueSteadyStateDoesNotAllocate(t *testing.T) {
-	q := newOutQueue(10)
+	q := newOutQueue(10, 1)
 	msg := []byte("v")
 	batch := make([][]byte, 0, 4)
 	done := make([]func(), 0, 4)
@@ -181,5 +181,30 @@ func TestQueueSteadyStateDoesNotAllocate(t *testing.T) {
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per round, want 0", allocs)
+	}
+}
+
+// With slack, values of one device wait up to the slack; past it, the
+// oldest of that device goes and the order of the rest is kept.
+func TestQueueValueSlack(t *testing.T) {
+	q := newOutQueue(10, 3)
+	q.pushValue("a", []byte("a1"))
+	q.pushValue("b", []byte("b1"))
+	q.pushValue("a", []byte("a2"))
+	q.push([]byte("n1"), nil)
+	q.pushValue("a", []byte("a3"))
+	q.pushValue("a", []byte("a4")) // a1 goes
+	q.pushValue("b", []byte("b2"))
+	batch, _ := q.take(nil, nil)
+	var got []string
+	for _, m := range batch {
+		got = append(got, string(m))
+	}
+	if s := strings.Join(got, " "); s != "b1 a2 n1 a3 a4 b2" {
+		t.Errorf("queue %s", s)
+	}
+	q.pushValue("a", []byte("a5"))
+	if all, values := q.queued(); all != 1 || values != 1 {
+		t.Errorf("after take: %d messages, %d values", all, values)
 	}
 }

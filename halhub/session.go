@@ -63,7 +63,7 @@ func newSession(h *Hub, tr transport, bearer string) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &session{
 		hub: h, tr: tr, bearer: bearer,
-		q:   newOutQueue(h.opt.Limits.QueueLength),
+		q:   newOutQueue(h.opt.Limits.QueueLength, valueSlack),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}),
 	}
 }

@@ -53,13 +53,13 @@ func (th *testHub) stalledSession(t *testing.T, name string) *session {
 }
 
 // checkStalled checks that the principal's connection is still open and
-// that exactly one message waits in its queue: the newest value. The
-// writer is stuck on the full socket, so a value published after it took
-// its last batch stays queued; older ones were replaced.
+// that its queue holds values only, at most valueSlack of them, the last
+// the newest: the writer is stuck on the full socket, so values wait and
+// coalesce past the slack.
 //
 // Its writer may be blocked on a batch that already holds the newest value,
 // leaving the queue empty; one more value, published now, must then wait
-// in the queue alone, whatever the timing was.
+// in the queue, whatever the timing was.
 func (th *testHub) checkStalled(t *testing.T, name string) {
 	t.Helper()
 	th.reg.Publish("bench.scope", scopeLine(-1), time.Time{})
@@ -69,10 +69,10 @@ func (th *testHub) checkStalled(t *testing.T, name string) {
 	}
 	all, values := s.q.queued()
 	s.q.mu.Lock()
-	newest := s.q.head != nil && strings.Contains(string(s.q.head.msg), fmt.Sprintf(`"seq":%d}`, th.reg.Seq()))
+	newest := s.q.tail != nil && strings.Contains(string(s.q.tail.msg), fmt.Sprintf(`"seq":%d}`, th.reg.Seq()))
 	s.q.mu.Unlock()
-	if all != 1 || values != 1 || !newest {
-		t.Errorf("stalled client's queue holds %d messages (%d values; newest: %v), want only the newest value", all, values, newest)
+	if all != values || values < 1 || values > valueSlack || !newest {
+		t.Errorf("stalled client's queue holds %d messages (%d values; newest last: %v), want 1 to %d values ending with the newest", all, values, newest, valueSlack)
 	}
 }
 
