@@ -137,15 +137,17 @@ func decodeParams(params json.RawMessage, v any) *jsonrpc.Error {
 	if len(params) == 0 {
 		return nil
 	}
-	var keys map[string]json.RawMessage
-	if err := json.Unmarshal(params, &keys); err != nil {
-		return errInvalidParams("bad_params", "params: %v", err)
-	}
 	known := paramNames(reflect.TypeOf(v).Elem())
-	for k := range keys {
-		if !known[k] {
-			return newError(openhal.CodeInvalidParams, "unknown_param", fmt.Sprintf("params: unknown param %q", k), data{"param": k})
+	var unknown string
+	jsonrpc.EachMember(params, func(k, _ []byte) bool {
+		if !known[string(k)] {
+			unknown = string(k)
+			return false
 		}
+		return true
+	})
+	if unknown != "" {
+		return newError(openhal.CodeInvalidParams, "unknown_param", fmt.Sprintf("params: unknown param %q", unknown), data{"param": unknown})
 	}
 	if err := json.Unmarshal(params, v); err != nil {
 		return paramsError(err)

@@ -350,3 +350,23 @@ func TestViolationError(t *testing.T) {
 		t.Error(got)
 	}
 }
+
+func TestEachMember(t *testing.T) {
+	m, err := DecodeHAL([]byte(`{"jsonrpc":"2.0","id":1,"method":"m","params":{"a":1,"b\u0063":{"x":[1,"}"]},"d":"s"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	EachMember(m.Params, func(k, v []byte) bool {
+		got = append(got, string(k)+"="+string(v))
+		return true
+	})
+	if s := strings.Join(got, " "); s != `a=1 bc={"x":[1,"}"]} d="s"` {
+		t.Errorf("members %s", s)
+	}
+	n := 0
+	EachMember(m.Params, func(k, v []byte) bool { n++; return false })
+	if n != 1 {
+		t.Errorf("walk went on after false: %d", n)
+	}
+}

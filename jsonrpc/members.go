@@ -98,3 +98,17 @@ func unquote(quoted []byte) []byte {
 	}
 	return []byte(s)
 }
+
+// EachMember calls fn with the decoded key and raw value of each member of
+// obj, in order, until fn returns false. obj must be an object taken from
+// a decoded Message (Params or Result), which the decoder has validated;
+// the walk then allocates nothing.
+func EachMember(obj []byte, fn func(key, val []byte) bool) {
+	m := newMembers(obj)
+	for {
+		k, v, ok := m.next()
+		if !ok || !fn(k, v) {
+			return
+		}
+	}
+}
