@@ -20,7 +20,7 @@ func serveAuditList(s *session, _ context.Context, params json.RawMessage) (any,
 	limit := 100
 	if p.Limit != nil {
 		if *p.Limit < 1 || *p.Limit > maxAuditList {
-			return nil, errInvalidParams("out_of_range", "params.limit must be between 1 and %d", maxAuditList)
+			return nil, errParam("out_of_range", "limit", "params.limit must be between 1 and %d", maxAuditList)
 		}
 		limit = *p.Limit
 	}

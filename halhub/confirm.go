@@ -7,6 +7,7 @@ import (
 	"gateway/atomicfile"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -244,6 +245,12 @@ func serveConfirmationsList(s *session, _ context.Context, params json.RawMessag
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
+	if p.Status != "" && !slices.Contains(confirmStatuses, p.Status) {
+		// A misspelt filter ("approve") must not look like "none of those".
+		return nil, newError(openhal.CodeInvalidParams, "not_in_enum",
+			fmt.Sprintf("params.status: %q is not one of %s", p.Status, strings.Join(confirmStatuses, ", ")),
+			data{"param": "status", "allowed": confirmStatuses})
+	}
 	_, entry := s.who()
 	cs := s.hub.confirms
 	cs.mu.Lock()
@@ -264,7 +271,7 @@ func serveConfirmationApprove(s *session, _ context.Context, params json.RawMess
 		return nil, err
 	}
 	if p.ID == "" {
-		return nil, errInvalidParams("missing_param", "params.id is required")
+		return nil, errMissing("id")
 	}
 	if err := s.visibleConfirmation(p.ID); err != nil {
 		return nil, err
@@ -283,7 +290,7 @@ func serveConfirmationReject(s *session, _ context.Context, params json.RawMessa
 		return nil, err
 	}
 	if p.ID == "" {
-		return nil, errInvalidParams("missing_param", "params.id is required")
+		return nil, errMissing("id")
 	}
 	if err := s.visibleConfirmation(p.ID); err != nil {
 		return nil, err
@@ -303,7 +310,7 @@ func serveConfirmationCancel(s *session, _ context.Context, params json.RawMessa
 		return nil, err
 	}
 	if p.ID == "" {
-		return nil, errInvalidParams("missing_param", "params.id is required")
+		return nil, errMissing("id")
 	}
 	if err := s.visibleConfirmation(p.ID); err != nil {
 		return nil, err
@@ -322,6 +329,13 @@ func serveConfirmationCancel(s *session, _ context.Context, params json.RawMessa
 		return nil, err
 	}
 	return s.hub.resolve(pw, openhal.ConfirmCancelled, nil), nil
+}
+
+// confirmStatuses are the statuses a Confirmation Request can have (spec
+// §7), the values hal/confirmations/list filters on.
+var confirmStatuses = []string{
+	openhal.ConfirmPending, openhal.ConfirmApproved, openhal.ConfirmRejected,
+	openhal.ConfirmCancelled, openhal.ConfirmExpired, openhal.ConfirmFailed,
 }
 
 func closedWord(status string) string {

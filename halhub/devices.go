@@ -27,6 +27,11 @@ func serveDevicesList(s *session, _ context.Context, params json.RawMessage) (an
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
+	if slices.Contains(p.Tags, "") {
+		// null or "" in tags: no device has such a tag, and an empty
+		// answer would hide the client's mistake.
+		return nil, errParam("wrong_type", "tags", "params.tags: want an array of non-empty strings, got an empty string or null in the array")
+	}
 	_, entry := s.who()
 	out := []device.Descriptor{}
 	for _, d := range s.hub.reg.List() {
@@ -54,7 +59,7 @@ func serveDevicesGet(s *session, _ context.Context, params json.RawMessage) (any
 		return nil, err
 	}
 	if p.Device == "" {
-		return nil, errInvalidParams("missing_param", "params.device is required")
+		return nil, errMissing("device")
 	}
 	d, err := s.lookup(p.Device)
 	if err != nil {
@@ -103,10 +108,10 @@ func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *j
 		return nil, err
 	}
 	if p.Device == "" {
-		return nil, errInvalidParams("missing_param", "params.device is required")
+		return nil, errMissing("device")
 	}
 	if p.MaxAgeMs != nil && *p.MaxAgeMs < 0 {
-		return nil, errInvalidParams("out_of_range", "params.maxAgeMs must not be negative")
+		return nil, errParam("out_of_range", "maxAgeMs", "params.maxAgeMs must not be negative")
 	}
 	f, err := s.lookup(p.Device)
 	if err != nil {

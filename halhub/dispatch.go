@@ -150,7 +150,7 @@ func decodeParams(params json.RawMessage, v any) *jsonrpc.Error {
 		return newError(openhal.CodeInvalidParams, "unknown_param", fmt.Sprintf("params: unknown param %q", unknown), data{"param": unknown})
 	}
 	if err := json.Unmarshal(params, v); err != nil {
-		return paramsError(err)
+		return paramsError(reflect.TypeOf(v).Elem(), err)
 	}
 	return nil
 }
@@ -174,14 +174,71 @@ func paramNames(t reflect.Type) map[string]bool {
 
 var paramNameCache sync.Map // reflect.Type → map[string]bool; a pure cache
 
-func paramsError(err error) *jsonrpc.Error {
+// paramsError explains a param of the wrong type, naming the param, what
+// it must be and what it was. An integer literal too large for its param
+// (a 400-digit maxAgeMs, a negative since) is out_of_range, not a wrong
+// type: the client sent an integer.
+func paramsError(params reflect.Type, err error) *jsonrpc.Error {
 	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return newError(openhal.CodeInvalidParams, "wrong_type",
-			fmt.Sprintf("params.%s: want %s, got %s", te.Field, jsonType(te.Type), te.Value), data{"param": te.Field})
+	if !errors.As(err, &te) {
+		return errInvalidParams("bad_params", "params: %v", err)
 	}
-	return errInvalidParams("bad_params", "params: %v", err)
+	want, got := te.Type, describeJSON(te.Value)
+	if f, ok := paramField(params, te.Field); ok && f.Kind() == reflect.Slice && f.Elem() == te.Type {
+		want, got = f, got+" in the array" // te is about an element
+	}
+	if num, ok := strings.CutPrefix(te.Value, "number "); ok && isIntegerKind(te.Type) && isIntegerLiteral(num) {
+		return errParam("out_of_range", te.Field, "params.%s: %s is out of range for %s", te.Field, clipNumber(num), jsonType(te.Type))
+	}
+	return errParam("wrong_type", te.Field, "params.%s: want %s, got %s", te.Field, jsonType(want), got)
 }
+
+// paramField returns the type of the params struct's field named name in
+// JSON.
+func paramField(t reflect.Type, name string) (reflect.Type, bool) {
+	for i := 0; i < t.NumField(); i++ {
+		if n, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); n == name {
+			return t.Field(i).Type, true
+		}
+	}
+	return nil, false
+}
+
+// describeJSON names what encoding/json found ("string", "number 1.5") as
+// a client reads it ("a string", "the number 1.5").
+func describeJSON(v string) string {
+	if num, ok := strings.CutPrefix(v, "number "); ok {
+		return "the number " + clipNumber(num)
+	}
+	switch v {
+	case "bool":
+		return "a boolean"
+	case "array", "object":
+		return "an " + v
+	}
+	return "a " + v
+}
+
+// clipNumber shortens a number quoted in a message: a client that sent
+// 400 digits does not need them back.
+func clipNumber(s string) string {
+	if len(s) > 24 {
+		return s[:20] + fmt.Sprintf("... (%d characters)", len(s))
+	}
+	return s
+}
+
+func isIntegerKind(t reflect.Type) bool {
+	switch t.Kind() {
+	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
+		return true
+	}
+	return false
+}
+
+// isIntegerLiteral reports whether a JSON number has neither a fraction
+// nor an exponent.
+func isIntegerLiteral(s string) bool { return !strings.ContainsAny(s, ".eE") }
 
 // jsonType names a Go type as a client sees it.
 func jsonType(t reflect.Type) string {
@@ -190,11 +247,16 @@ func jsonType(t reflect.Type) string {
 		return "a string"
 	case reflect.Bool:
 		return "a boolean"
-	case reflect.Int, reflect.Int64, reflect.Int32, reflect.Uint, reflect.Uint64, reflect.Uint32:
+	case reflect.Int, reflect.Int64, reflect.Int32:
 		return "an integer"
+	case reflect.Uint, reflect.Uint64, reflect.Uint32:
+		return "a non-negative integer"
 	case reflect.Float64, reflect.Float32:
 		return "a number"
 	case reflect.Slice:
+		if t.Elem().Kind() == reflect.String {
+			return "an array of strings"
+		}
 		return "an array"
 	case reflect.Pointer:
 		return jsonType(t.Elem())

@@ -47,3 +47,15 @@ func errDeviceNotFound(id string) *jsonrpc.Error {
 func errInternal(err error) *jsonrpc.Error {
 	return errorf(openhal.CodeInternalError, "internal", "internal error: %v", err)
 }
+
+// errParam is INVALID_PARAMS about one param, which data.param names, so
+// that a client can point at it without parsing the message.
+func errParam(reason, param, format string, args ...any) *jsonrpc.Error {
+	return newError(openhal.CodeInvalidParams, reason, fmt.Sprintf(format, args...), data{"param": param})
+}
+
+// errMissing is INVALID_PARAMS for a required param that is absent, null or
+// empty.
+func errMissing(param string) *jsonrpc.Error {
+	return errParam("missing_param", param, "params.%s is required", param)
+}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"gateway/device"
@@ -52,13 +54,13 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 		return nil, err
 	}
 	if p.Device == "" {
-		return nil, errInvalidParams("missing_param", "params.device is required")
+		return nil, errMissing("device")
 	}
 	if len(p.Value) == 0 {
-		return nil, errInvalidParams("missing_param", "params.value is required")
+		return nil, errMissing("value")
 	}
 	if p.TimeoutMs != nil && (*p.TimeoutMs <= 0 || *p.TimeoutMs > maxTimeoutMs) {
-		return nil, errInvalidParams("out_of_range", "params.timeoutMs must be between 1 and %d", maxTimeoutMs)
+		return nil, errParam("out_of_range", "timeoutMs", "params.timeoutMs must be between 1 and %d", maxTimeoutMs)
 	}
 	f, err := s.lookup(p.Device)
 	if err != nil {
@@ -70,7 +72,7 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 	}
 	var v any
 	if err := json.Unmarshal(p.Value, &v); err != nil {
-		return nil, errInvalidParams("bad_value", "params.value: %v", err)
+		return nil, undecodableValue(f.id, err)
 	}
 	if err := f.desc.Schema.Validate(v); err != nil {
 		return nil, valueError(f.id, err)
@@ -111,6 +113,21 @@ func (h *Hub) writeTimeout(p openhal.WriteParams) time.Duration {
 		return replyTimeout
 	}
 	return h.opt.Limits.WriteTimeout
+}
+
+// undecodableValue explains a value that is valid JSON but that no device
+// can hold: a number beyond a 64-bit float (1e400, an integer of 400
+// digits), which is never rounded to an infinity. A number too small
+// (1e-400) rounds to 0 without an error, as in any JSON parser.
+func undecodableValue(id string, err error) *jsonrpc.Error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if num, ok := strings.CutPrefix(te.Value, "number "); ok {
+			return newError(openhal.CodeInvalidParams, "out_of_range",
+				fmt.Sprintf("value for %s: the number %s is beyond the range of a 64-bit float", id, clipNumber(num)), data{"device": id})
+		}
+	}
+	return newError(openhal.CodeInvalidParams, "bad_value", "value for "+id+": "+err.Error(), data{"device": id})
 }
 
 func valueError(id string, err error) *jsonrpc.Error {
