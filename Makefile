@@ -5,6 +5,8 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BIN      := bin/gateway
+HALBENCH := bin/halbench
+BENCHFLAGS ?=
 FUZZTIME ?= 30s
 # Fuzz targets as package:Target.
 FUZZ_TARGETS := ./jsonrpc:FuzzDecodeHAL ./jsonrpc:FuzzDecodeAdapter ./halhub:FuzzHandle
@@ -27,8 +29,13 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-bench:
+# Go benchmarks of the hot paths, then the load tool against a gateway it
+# starts from bin/gateway (cmd/halbench; flags through BENCHFLAGS, e.g.
+# make bench BENCHFLAGS=--quick). Exits 1 when a target is missed.
+bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	$(GO) build -o $(HALBENCH) ./cmd/halbench
+	./$(HALBENCH) --gateway $(BIN) $(BENCHFLAGS)
 
 # Runs each fuzz target for FUZZTIME (make fuzz FUZZTIME=10m).
 fuzz:
