@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gateway/halhub/token"
+)
+
+// benchConfig is the configuration halbench gives the gateway it starts:
+// the embedded sim board, with room for the fan-out's watchers and writer
+// (the default allows 64 connections and 4 more for admins).
+const benchConfig = `# halbench: the sim board with room for 100 watchers and a writer.
+board: sim
+hub:
+  limits:
+    maxConnections: 256
+`
+
+// env is what the measurements run against.
+type env struct {
+	srv        servers
+	pid        int    // the gateway's process; 0: resource figures skipped
+	gatewayCmd string // how the gateway was started; "" when it was given
+	gateway    *process
+	echo       *process
+	dir        string // halbench's temporary directory, if it made one
+}
+
+func (e *env) close() {
+	if e.gateway != nil {
+		e.gateway.stop()
+	}
+	if e.echo != nil {
+		e.echo.stop()
+	}
+	if e.dir != "" {
+		os.RemoveAll(e.dir)
+	}
+}
+
+// setUp starts the echo server and, unless one is given, the gateway.
+func setUp(ctx context.Context, s *settings, log *slog.Logger) (_ *env, err error) {
+	e := &env{srv: servers{gateway: map[string]string{}, echo: map[string]string{}}}
+	defer func() {
+		if err != nil {
+			e.close()
+		}
+	}()
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find halbench's own binary for the echo server: %w", err)
+	}
+	if e.echo, err = startProcess(ctx, self, "echo", "--ws", "127.0.0.1:0", "--tcp", "127.0.0.1:0"); err != nil {
+		return nil, fmt.Errorf("echo server: %w", err)
+	}
+	if err := e.echo.urlsInto(e.srv.echo); err != nil {
+		return nil, err
+	}
+	if s.hubWS != "" {
+		e.srv.gateway[transportWS], e.srv.gateway[transportTCP] = s.hubWS, s.hubTCP
+		e.srv.token, e.pid = s.token, s.pid
+		return e, nil
+	}
+	if err := e.startGateway(ctx, s.gateway); err != nil {
+		return nil, err
+	}
+	log.Info("gateway started", "pid", e.pid, "ws", e.srv.gateway[transportWS], "tcp", e.srv.gateway[transportTCP])
+	return e, nil
+}
+
+// urlsInto copies the WebSocket and TCP URLs the process logged.
+func (p *process) urlsInto(m map[string]string) error {
+	for transport, logged := range map[string]string{transportWS: "websocket", transportTCP: "tcp"} {
+		u, err := p.url(logged)
+		if err != nil {
+			return err
+		}
+		m[transport] = u
+	}
+	return nil
+}
+
+// startGateway runs the gateway binary on a fresh state directory with
+// both transports on free loopback ports, and reads the admin token it
+// creates on its first start.
+func (e *env) startGateway(ctx context.Context, bin string) error {
+	dir, err := os.MkdirTemp("", "halbench-")
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	e.dir = dir
+	cfg := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(cfg, []byte(benchConfig), 0o600); err != nil {
+		return fmt.Errorf("write the gateway's configuration: %w", err)
+	}
+	state := filepath.Join(dir, "state")
+	args := []string{"run", "--config", cfg, "--state-dir", state, "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}
+	if e.gateway, err = startProcess(ctx, bin, args...); err != nil {
+		return fmt.Errorf("gateway: %w (make bench builds bin/gateway; --gateway names another)", err)
+	}
+	e.gatewayCmd = bin + " " + strings.Join(args, " ")
+	e.pid = e.gateway.pid()
+	if err := e.gateway.urlsInto(e.srv.gateway); err != nil {
+		return err
+	}
+	tok, err := os.ReadFile(filepath.Join(state, token.AdminFile))
+	if err != nil {
+		return fmt.Errorf("gateway's admin token: %w", err)
+	}
+	e.srv.token = strings.TrimSpace(string(tok))
+	return nil
+}
+
+// resources are the gateway process's figures.
+type resources struct {
+	rss      int64   // bytes, with s.rssConns connections open
+	idleCPU  float64 // % of one core, with s.idleClients idle clients
+	peakRSS  int64   // bytes, VmHWM at the end of the run
+	measured bool
+}
+
+// settle lets the gateway finish what connecting set off (goroutines
+// starting, the first notifications) before a resource is read.
+const settle = 500 * time.Millisecond
+
+// measureIdle connects idle clients and measures the gateway's CPU time
+// over s.idle, as a share of one core.
+func measureIdle(ctx context.Context, s *settings, srv servers, pid int) (float64, error) {
+	conns, err := dialIdle(ctx, srv, s.idleClients)
+	if err != nil {
+		return 0, fmt.Errorf("idle CPU: %w", err)
+	}
+	defer closeAll(conns)
+	if err := sleep(ctx, settle); err != nil {
+		return 0, err
+	}
+	t0, err := cpuTicks(pid)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	if err := sleep(ctx, s.idle); err != nil {
+		return 0, err
+	}
+	t1, err := cpuTicks(pid)
+	if err != nil {
+		return 0, err
+	}
+	return cpuPercent(t1-t0, time.Since(start)), nil
+}
+
+// cpuPercent is CPU ticks over a wall-clock window, as % of one core.
+func cpuPercent(ticks uint64, window time.Duration) float64 {
+	return float64(ticks) / userHZ / window.Seconds() * 100
+}
+
+// measureRSS opens s.rssConns connections and reads the gateway's
+// resident set size.
+func measureRSS(ctx context.Context, s *settings, srv servers, pid int) (int64, error) {
+	conns, err := dialIdle(ctx, srv, s.rssConns)
+	if err != nil {
+		return 0, fmt.Errorf("RSS (the gateway must allow %d connections): %w", s.rssConns, err)
+	}
+	defer closeAll(conns)
+	if err := sleep(ctx, settle); err != nil {
+		return 0, err
+	}
+	rss, _, err := memory(pid)
+	return rss, err
+}
+
+// dialIdle opens n initialized connections to the gateway, alternately
+// over WebSocket and TCP.
+func dialIdle(ctx context.Context, srv servers, n int) ([]requester, error) {
+	i := 0
+	return dialAll(ctx, n, func(ctx context.Context) (requester, error) {
+		url := srv.gateway[[]string{transportWS, transportTCP}[i%2]]
+		i++
+		return dialReader(ctx, url, srv.token)
+	})
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// measureAll runs the phases in order: the resources of a fresh gateway
+// first (idle CPU, then RSS), then hal/read against the echo server,
+// then the fan-out, whose load shows in the peak RSS read last.
+func measureAll(ctx context.Context, s *settings, e *env, log *slog.Logger) (*report, error) {
+	rep := &report{s: s, gatewayCmd: e.gatewayCmd, started: time.Now().UTC()}
+	var err error
+	if e.pid != 0 {
+		log.Info("idle CPU", "clients", s.idleClients, "window", s.idle)
+		if rep.res.idleCPU, err = measureIdle(ctx, s, e.srv, e.pid); err != nil {
+			return nil, err
+		}
+		log.Info("RSS", "connections", s.rssConns)
+		if rep.res.rss, err = measureRSS(ctx, s, e.srv, e.pid); err != nil {
+			return nil, err
+		}
+		rep.res.measured = true
+	}
+	for _, transport := range []string{transportWS, transportTCP} {
+		for _, n := range s.clients {
+			cr, err := runCell(ctx, s, e.srv, cell{transport: transport, clients: n}, log)
+			if err != nil {
+				return nil, err
+			}
+			rep.cells = append(rep.cells, cr)
+		}
+	}
+	if rep.fanout, err = runFanout(ctx, s, e.srv, e.pid, log); err != nil {
+		return nil, err
+	}
+	if e.pid != 0 {
+		if _, rep.res.peakRSS, err = memory(e.pid); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestQuickRun builds the gateway and halbench, runs `halbench --quick`
+// against that gateway, and checks that the table has every row. It
+// checks no figure against its target: the machine running the tests is
+// shared and noisy, and make bench is where the targets are held.
+func TestQuickRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs both binaries; skipped with -short")
+	}
+	dir := t.TempDir()
+	gateway, halbench := filepath.Join(dir, "gateway"), filepath.Join(dir, "halbench")
+	for bin, pkg := range map[string]string{gateway: "../gateway", halbench: "."} {
+		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, halbench, "--quick", "--no-fail", "--gateway", gateway)
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("halbench: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	out := stdout.String()
+	want := []string{
+		"Command: `" + halbench + " --quick --no-fail --gateway " + gateway + "`",
+		"Gateway (started by halbench): `" + gateway + " run --config ",
+		"| figure | gateway | echo | gateway/echo | target | |",
+		"| fan-out: writes of sim.led, achieved rate | ",
+		"| fan-out: values received by 100 watchers | ",
+		"| fan-out: seq gaps | ",
+		"| fan-out: delivery latency p50 (receipt − ts) | ",
+		"| fan-out: delivery latency p99 (receipt − ts) | ",
+		"| fan-out: gateway CPU during the writes (% of one core) | ",
+		"| RSS with 100 connections (MiB) | ",
+		"| idle CPU, 10 clients, 3s (% of one core) | ",
+		"| peak RSS, VmHWM at the end (MiB) | ",
+	}
+	for _, tr := range []string{"WebSocket", "TCP"} {
+		for _, n := range []string{"1 client", "64 clients"} {
+			for _, f := range []string{"throughput (req/s)", "latency p50", "latency p99"} {
+				want = append(want, "| hal/read, "+tr+", "+n+": "+f+" | ")
+			}
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(out, w) {
+			t.Errorf("no %q in the output:\n%s", w, out)
+		}
+	}
+	// Every figure is a figure: a row whose gateway cell is empty or
+	// "n/a" means a phase did not run.
+	for line := range strings.Lines(out) {
+		if !strings.HasPrefix(line, "| ") || strings.HasPrefix(line, "| figure") {
+			continue
+		}
+		cells := strings.Split(line, " | ")
+		if len(cells) < 2 || strings.TrimSpace(cells[1]) == "" || strings.HasPrefix(cells[1], "n/a") {
+			t.Errorf("row without a figure: %s", line)
+		}
+	}
+}

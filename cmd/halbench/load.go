@@ -1,0 +1,309 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net"
+	neturl "net/url"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"gateway/halclient"
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+// readDevice is the device every hal/read reads: an output, whose value
+// the Hub answers from its cache, so that the figure is the Hub's own
+// cost and not a device's.
+const readDevice = "sim.led"
+
+// Transports, as the table names them.
+const (
+	transportWS  = "WebSocket"
+	transportTCP = "TCP"
+)
+
+// requester does one request and waits for its answer. One goroutine
+// uses it at a time.
+type requester interface {
+	do(ctx context.Context) error
+	close()
+}
+
+// halReader reads readDevice from the gateway through halclient, as any
+// Go agent would.
+type halReader struct {
+	c      *halclient.Conn
+	params json.RawMessage
+}
+
+func (h *halReader) do(ctx context.Context) error {
+	return h.c.Call(ctx, openhal.MethodRead, h.params, nil)
+}
+
+func (h *halReader) close() { h.c.Close() }
+
+// dialReader connects to the gateway and checks, once, that a read of
+// readDevice is answered with its value.
+func dialReader(ctx context.Context, url, token string) (requester, error) {
+	c, err := halclient.Dial(ctx, url, halclient.Options{Token: token, ClientName: "halbench"})
+	if err != nil {
+		return nil, err
+	}
+	v, err := c.Read(ctx, readDevice, -1)
+	if err == nil && v.Device != readDevice {
+		err = fmt.Errorf("hal/read %s answered device %q", readDevice, v.Device)
+	}
+	if err != nil {
+		c.Close()
+		return nil, err
+	}
+	return &halReader{c: c, params: json.RawMessage(`{"device":"` + readDevice + `"}`)}, nil
+}
+
+// readRequest is a hal/read request as halclient sends it, with an id of
+// typical length: the echo clients send it, so that both servers move
+// messages of the same size.
+func readRequest() []byte {
+	b, err := jsonrpc.AppendRequest(nil, jsonrpc.IntID(10000), openhal.MethodRead, openhal.ReadParams{Device: readDevice})
+	if err != nil {
+		panic(err) // constant input
+	}
+	return b
+}
+
+// wsEcho sends msg in a text frame and waits for the same frame back.
+type wsEcho struct {
+	c   *websocket.Conn
+	msg []byte
+}
+
+func (e *wsEcho) do(ctx context.Context) error {
+	if err := e.c.Write(ctx, websocket.MessageText, e.msg); err != nil {
+		return fmt.Errorf("echo over websocket: %w", err)
+	}
+	_, b, err := e.c.Read(ctx)
+	if err != nil {
+		return fmt.Errorf("echo over websocket: %w", err)
+	}
+	if !bytes.Equal(b, e.msg) {
+		return fmt.Errorf("echo over websocket: sent %q, got %q", e.msg, b)
+	}
+	return nil
+}
+
+func (e *wsEcho) close() { e.c.CloseNow() }
+
+func dialWSEcho(ctx context.Context, url string, msg []byte) (requester, error) {
+	c, _, err := websocket.Dial(ctx, url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("dial echo %s: %w", url, err)
+	}
+	c.SetReadLimit(maxEchoMessage)
+	return &wsEcho{c: c, msg: msg}, nil
+}
+
+// tcpEcho sends a line and waits for the same line back.
+type tcpEcho struct {
+	c    net.Conn
+	r    *bufio.Reader
+	line []byte // with its newline
+}
+
+func (e *tcpEcho) do(ctx context.Context) error {
+	if d, ok := ctx.Deadline(); ok {
+		e.c.SetDeadline(d)
+	}
+	if _, err := e.c.Write(e.line); err != nil {
+		return fmt.Errorf("echo over tcp: %w", err)
+	}
+	b, err := e.r.ReadSlice('\n')
+	if err != nil {
+		return fmt.Errorf("echo over tcp: %w", err)
+	}
+	if !bytes.Equal(b, e.line) {
+		return fmt.Errorf("echo over tcp: sent %q, got %q", e.line, b)
+	}
+	return nil
+}
+
+func (e *tcpEcho) close() { e.c.Close() }
+
+func dialTCPEcho(ctx context.Context, url string, msg []byte) (requester, error) {
+	u, err := neturl.Parse(url)
+	if err != nil || u.Scheme != "tcp" {
+		return nil, fmt.Errorf("echo URL %q: want tcp://host:port", url)
+	}
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", u.Host)
+	if err != nil {
+		return nil, fmt.Errorf("dial echo %s: %w", url, err)
+	}
+	return &tcpEcho{c: c, r: bufio.NewReaderSize(c, 64<<10), line: append(bytes.Clone(msg), '\n')}, nil
+}
+
+// dialAll opens n requesters, closing those already open if one fails.
+func dialAll(ctx context.Context, n int, dial func(context.Context) (requester, error)) ([]requester, error) {
+	var out []requester
+	for i := range n {
+		r, err := dial(ctx)
+		if err != nil {
+			closeAll(out)
+			return nil, fmt.Errorf("connection %d of %d: %w", i+1, n, err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+func closeAll(rs []requester) {
+	var wg sync.WaitGroup
+	for _, r := range rs {
+		wg.Go(r.close)
+	}
+	wg.Wait()
+}
+
+// sample is one round of one server.
+type sample struct {
+	throughput float64 // answered requests a second
+	lat        latencies
+}
+
+// measure runs every requester in a loop of its own, sequential (send,
+// wait for the answer, repeat), for warmup and then d, and returns the
+// figures of the requests sent and answered within d.
+func measure(ctx context.Context, rs []requester, warmup, d time.Duration) (sample, error) {
+	from := time.Now().Add(warmup)
+	to := from.Add(d)
+	// A server that stops answering fails the round rather than hang it.
+	ctx, cancel := context.WithDeadline(ctx, to.Add(10*time.Second))
+	defer cancel()
+	lats := make([][]time.Duration, len(rs))
+	errs := make([]error, len(rs))
+	var wg sync.WaitGroup
+	for i, r := range rs {
+		wg.Go(func() { lats[i], errs[i] = loop(ctx, r, from, to) })
+	}
+	wg.Wait()
+	var all []time.Duration
+	for i, err := range errs {
+		if err != nil {
+			return sample{}, fmt.Errorf("client %d: %w", i+1, err)
+		}
+		all = append(all, lats[i]...)
+	}
+	return sample{throughput: float64(len(all)) / d.Seconds(), lat: summarize(all)}, nil
+}
+
+// loop repeats r's request until to, and returns the latencies of those
+// sent at or after from and answered by to.
+func loop(ctx context.Context, r requester, from, to time.Time) ([]time.Duration, error) {
+	out := make([]time.Duration, 0, 4096)
+	for {
+		t0 := time.Now()
+		if !t0.Before(to) {
+			return out, nil
+		}
+		if err := r.do(ctx); err != nil {
+			return out, err
+		}
+		t1 := time.Now()
+		if !t0.Before(from) && !t1.After(to) {
+			out = append(out, t1.Sub(t0))
+		}
+	}
+}
+
+// cell is one line of the comparison: a transport and a number of
+// concurrent clients.
+type cell struct {
+	transport string
+	clients   int
+}
+
+// cellResult holds every round of both servers for one cell.
+type cellResult struct {
+	cell
+	gateway, echo []sample
+}
+
+// servers are the URLs of the gateway and the echo server, by transport.
+type servers struct {
+	gateway, echo map[string]string
+	token         string
+}
+
+// runCell measures one cell: rounds A/B interleaved, the gateway first in
+// even rounds and the echo server first in odd ones, so that a drift in
+// the machine's load weighs on both alike. Each side keeps its
+// connections for all the rounds.
+func runCell(ctx context.Context, s *settings, srv servers, c cell, log *slog.Logger) (cellResult, error) {
+	msg := readRequest()
+	gw, err := dialAll(ctx, c.clients, func(ctx context.Context) (requester, error) {
+		return dialReader(ctx, srv.gateway[c.transport], srv.token)
+	})
+	if err != nil {
+		return cellResult{}, fmt.Errorf("gateway over %s: %w", c.transport, err)
+	}
+	defer closeAll(gw)
+	echoDial := dialWSEcho
+	if c.transport == transportTCP {
+		echoDial = dialTCPEcho
+	}
+	echo, err := dialAll(ctx, c.clients, func(ctx context.Context) (requester, error) {
+		return echoDial(ctx, srv.echo[c.transport], msg)
+	})
+	if err != nil {
+		return cellResult{}, fmt.Errorf("echo over %s: %w", c.transport, err)
+	}
+	defer closeAll(echo)
+
+	res := cellResult{cell: c}
+	for round := range s.rounds {
+		first, second := &res.gateway, &res.echo
+		firstRs, secondRs := gw, echo
+		if round%2 == 1 {
+			first, second, firstRs, secondRs = second, first, secondRs, firstRs
+		}
+		for _, side := range []struct {
+			to *[]sample
+			rs []requester
+		}{{first, firstRs}, {second, secondRs}} {
+			smp, err := measure(ctx, side.rs, s.warmup, s.duration)
+			if err != nil {
+				return res, fmt.Errorf("%s, %d clients, round %d: %w", c.transport, c.clients, round+1, err)
+			}
+			*side.to = append(*side.to, smp)
+		}
+		g, e := res.gateway[round], res.echo[round]
+		log.Info("round", "transport", c.transport, "clients", c.clients, "round", round+1,
+			"gateway_rps", int(g.throughput), "echo_rps", int(e.throughput),
+			"gateway_p99", g.lat.p99, "echo_p99", e.lat.p99)
+	}
+	return res, nil
+}
+
+// summary is the median over rounds of each figure.
+type summary struct {
+	throughput float64
+	p50, p99   time.Duration
+}
+
+func summarizeRounds(ss []sample) summary {
+	var tp []float64
+	var p50, p99 []time.Duration
+	for _, s := range ss {
+		tp = append(tp, s.throughput)
+		p50 = append(p50, s.lat.p50)
+		p99 = append(p99, s.lat.p99)
+	}
+	return summary{throughput: median(tp), p50: medianDuration(p50), p99: medianDuration(p99)}
+}
