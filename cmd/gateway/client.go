@@ -219,6 +219,19 @@ func (f *clientFlags) call(ctx context.Context, c *halclient.Conn, method string
 	return raw, nil
 }
 
+// callOnce dials the hub, makes one request within --timeout, and hangs
+// up: what every one-shot client command does.
+func (f *clientFlags) callOnce(method string, params any, dev string) (json.RawMessage, error) {
+	ctx, stop := f.context(true)
+	defer stop()
+	c, err := f.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	return f.call(ctx, c, method, params, dev)
+}
+
 // printJSON prints a raw result on one line.
 func printJSON(w io.Writer, raw json.RawMessage) error {
 	_, err := fmt.Fprintf(w, "%s\n", raw)
@@ -241,7 +254,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close()
+	defer c.Close() // the table reads each device's value on it too
 	raw, err := f.call(ctx, c, openhal.MethodDevicesList, nil, "")
 	if err != nil {
 		return err
@@ -323,14 +336,7 @@ func cmdRead(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	id := pos[0]
-	ctx, stop := f.context(true)
-	defer stop()
-	c, err := f.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	raw, err := f.call(ctx, c, openhal.MethodRead, openhal.ReadParams{Device: id}, id)
+	raw, err := f.callOnce(openhal.MethodRead, openhal.ReadParams{Device: id}, id)
 	if err != nil {
 		return err
 	}
@@ -372,15 +378,8 @@ func cmdWrite(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	id, value := pos[0], parseValue(pos[1])
-	ctx, stop := f.context(true)
-	defer stop()
-	c, err := f.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
 	params := openhal.WriteParams{Device: id, Value: value, Reason: *reason, Reply: *reply}
-	raw, err := f.call(ctx, c, openhal.MethodWrite, params, id)
+	raw, err := f.callOnce(openhal.MethodWrite, params, id)
 	if err != nil {
 		return err
 	}

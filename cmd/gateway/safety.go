@@ -49,14 +49,7 @@ func cmdStop(args []string, stdout, stderr io.Writer) error {
 	if err := wantArgs(fs, pos, 0); err != nil {
 		return err
 	}
-	ctx, stop := f.context(true)
-	defer stop()
-	c, err := f.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	raw, err := f.call(ctx, c, openhal.MethodStop, openhal.StopParams{Reason: *reason}, "")
+	raw, err := f.callOnce(openhal.MethodStop, openhal.StopParams{Reason: *reason}, "")
 	if err != nil {
 		// Engaged and acted on, but not latched on disk: the answer is an
 		// error carrying the result. Show what was done, then the error.
@@ -178,14 +171,7 @@ func cmdResume(args []string, stdout, stderr io.Writer) error {
 	if err := wantArgs(fs, pos, 0); err != nil {
 		return err
 	}
-	ctx, stop := f.context(true)
-	defer stop()
-	c, err := f.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	raw, err := f.call(ctx, c, openhal.MethodResume, nil, "")
+	raw, err := f.callOnce(openhal.MethodResume, nil, "")
 	if err != nil {
 		return err
 	}
@@ -239,14 +225,7 @@ func confirmList(args []string, stdout, stderr io.Writer) error {
 	if *status != "" && !slices.Contains(confirmStatuses, *status) {
 		return fmt.Errorf("confirm list: --status %q is not one of %s", *status, strings.Join(confirmStatuses, ", "))
 	}
-	ctx, stop := f.context(true)
-	defer stop()
-	c, err := f.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	raw, err := f.call(ctx, c, openhal.MethodConfirmationsList, openhal.ConfirmationsListParams{Status: *status}, "")
+	raw, err := f.callOnce(openhal.MethodConfirmationsList, openhal.ConfirmationsListParams{Status: *status}, "")
 	if err != nil {
 		return err
 	}
@@ -305,14 +284,7 @@ func confirmResolve(verb string, args []string, stdout, stderr io.Writer) error 
 	case "cancel":
 		method = openhal.MethodConfirmationCancel
 	}
-	ctx, stop := f.context(true)
-	defer stop()
-	c, err := f.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	raw, err := f.call(ctx, c, method, params, "")
+	raw, err := f.callOnce(method, params, "")
 	if err != nil {
 		return err
 	}
