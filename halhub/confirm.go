@@ -265,15 +265,21 @@ func serveConfirmationsList(s *session, _ context.Context, params json.RawMessag
 	return openhal.ConfirmationsListResult{Confirmations: out}, nil
 }
 
+// confirmationParams decodes the params of a request about one
+// confirmation, whose id (a field of p) must name one the session may see.
+func (s *session) confirmationParams(params json.RawMessage, p any, id *string) *jsonrpc.Error {
+	if err := decodeParams(params, p); err != nil {
+		return err
+	}
+	if *id == "" {
+		return errMissing("id")
+	}
+	return s.visibleConfirmation(*id)
+}
+
 func serveConfirmationApprove(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
 	var p openhal.ConfirmationParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.ID == "" {
-		return nil, errMissing("id")
-	}
-	if err := s.visibleConfirmation(p.ID); err != nil {
+	if err := s.confirmationParams(params, &p, &p.ID); err != nil {
 		return nil, err
 	}
 	who, _ := s.who()
@@ -286,13 +292,7 @@ func serveConfirmationApprove(s *session, _ context.Context, params json.RawMess
 
 func serveConfirmationReject(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
 	var p openhal.RejectParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.ID == "" {
-		return nil, errMissing("id")
-	}
-	if err := s.visibleConfirmation(p.ID); err != nil {
+	if err := s.confirmationParams(params, &p, &p.ID); err != nil {
 		return nil, err
 	}
 	who, _ := s.who()
@@ -306,13 +306,7 @@ func serveConfirmationReject(s *session, _ context.Context, params json.RawMessa
 // serveConfirmationCancel lets a request's creator withdraw it.
 func serveConfirmationCancel(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
 	var p openhal.ConfirmationParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.ID == "" {
-		return nil, errMissing("id")
-	}
-	if err := s.visibleConfirmation(p.ID); err != nil {
+	if err := s.confirmationParams(params, &p, &p.ID); err != nil {
 		return nil, err
 	}
 	who, _ := s.who()
