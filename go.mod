@@ -7,3 +7,9 @@ require (
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.50.0
 )
+
+require (
+	github.com/jonboulle/clockwork v0.5.0 // indirect
+	go.bug.st/serial v1.8.0 // indirect
+	periph.io/x/conn/v3 v3.7.3 // indirect
+)
