@@ -4,12 +4,10 @@ go 1.26.8
 
 require (
 	github.com/coder/websocket v1.8.15
+	go.bug.st/serial v1.8.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.50.0
+	periph.io/x/conn/v3 v3.7.3
 )
 
-require (
-	github.com/jonboulle/clockwork v0.5.0 // indirect
-	go.bug.st/serial v1.8.0 // indirect
-	periph.io/x/conn/v3 v3.7.3 // indirect
-)
+require github.com/jonboulle/clockwork v0.5.0 // indirect

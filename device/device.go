@@ -145,3 +145,8 @@ type Runner interface {
 
 // ErrNoValue is returned by a read of a device that has no value yet.
 var ErrNoValue = errors.New("device has no value yet")
+
+// ErrOffline is returned (wrapped) by a device whose hardware is not
+// there (an unplugged USB adapter, an adapter not running). The device
+// reports its offline state itself; a failed request on it is no fault.
+var ErrOffline = errors.New("device is offline")

@@ -169,6 +169,8 @@ func (h *Hub) noteOutcome(f found, err error) {
 	switch {
 	case err != nil && errors.Is(err, context.Canceled):
 		// the caller went away; the device did nothing wrong
+	case errors.Is(err, device.ErrOffline):
+		// the device has said it is offline; that state stays
 	case err != nil:
 		h.reg.SetState(f.id, device.StateFault, err.Error())
 	case f.desc.State == device.StateFault:

@@ -280,3 +280,24 @@ func TestPing(t *testing.T) {
 		t.Errorf("ping with an unknown param: %s", m.raw)
 	}
 }
+
+// A device that says it is offline stays offline when a write to it fails:
+// the failure is no fault of the device.
+func TestWriteToOfflineDeviceKeepsOffline(t *testing.T) {
+	th := newTestHub(t)
+	led := output("bench.led", device.RiskLow)
+	led.writeFn = func(context.Context, device.WriteRequest) (device.WriteResult, error) {
+		return device.WriteResult{}, fmt.Errorf("bench.led is offline: %w", device.ErrOffline)
+	}
+	rep := th.addDevice(t, led)
+	rep.State(device.StateOffline, "")
+	c := th.dialTCP(t)
+	c.init(th.admin)
+	m := c.call("hal/write", map[string]any{"device": "bench.led", "value": true})
+	if m.Error == nil || m.Error.Code != openhal.CodeDeviceFault || m.reason() != "offline" {
+		t.Fatalf("write to an offline device: %s", m.raw)
+	}
+	if d, _ := th.reg.Describe("bench.led"); d.State != device.StateOffline {
+		t.Errorf("state %s, want offline", d.State)
+	}
+}

@@ -183,6 +183,9 @@ func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error) 
 		return nil, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time; its state is unknown", data{"device": f.id})
 	}
 	h.noteOutcome(f, err)
+	if errors.Is(err, device.ErrOffline) {
+		return nil, newError(openhal.CodeDeviceFault, "offline", "write "+f.id+": "+err.Error(), data{"device": f.id, "detail": err.Error()})
+	}
 	if err != nil {
 		return nil, newError(openhal.CodeDeviceFault, "device_error", "write "+f.id+": "+err.Error(), data{"device": f.id, "detail": err.Error()})
 	}

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"sync"
+	"time"
 
 	"gateway/clock"
 	"gateway/device"
@@ -20,40 +22,71 @@ import (
 // instrument stays one value (and one answer) however long it is.
 const MaxLine = 4096
 
-// ErrOffline is returned by writes to a device whose port has failed.
-var ErrOffline = errors.New("serial port is offline")
+// ErrOffline is matched (errors.Is) by the errors of writes to a device
+// whose port is not open: unplugged, missing, or not opened yet.
+var ErrOffline = device.ErrOffline
 
 // ErrDelimiter is returned by a write of a value that holds the line
 // delimiter: it would reach the instrument as two lines, and the second
 // line's answer would be taken for the first one's.
 var ErrDelimiter = errors.New("value contains the line delimiter")
 
+// Reopening backoff: the first retry after a failure waits minBackoff,
+// each failed retry doubles the wait up to maxBackoff. A port that stayed
+// open for maxBackoff or more starts again at minBackoff; one that fails
+// as soon as it opens keeps the longer waits, so that a flapping adapter
+// does not flood clients with state changes.
+const (
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 5 * time.Second
+)
+
 // LineDevice is a device.Device whose value is the last line its
 // instrument sent. Writing a string sends it as one line; with
 // WriteRequest.Reply the write returns the next line the instrument sends.
 //
-// Run owns the port: it reads it until it fails or ctx is done, and closes
-// it. Run handles one port's lifetime (serve); reopening a port that went
-// away is a loop around serve that sets d.port again, which is where an
-// opener with backoff slots in.
+// Run owns the port. A device made by NewLineDevice serves the one port it
+// was given until it fails, and stays offline. A device made by
+// NewPortDevice opens its port itself, and when the port fails (a USB
+// adapter unplugged) or cannot be opened (not plugged in yet) it reports
+// the device offline and opens it again with backoff, reporting it ok once
+// it is back.
 type LineDevice struct {
 	desc  device.Descriptor
+	name  string // the port in errors: its path, or the device id
 	delim byte
 	clk   clock.Clock
+	open  opener // nil: the port given to NewLineDevice, never reopened
+	log   *slog.Logger
 
 	txn  chan struct{} // one write at a time; a reply write holds it until its answer
 	wsem chan struct{} // held while a line's bytes go to the port, so lines never interleave
 
 	mu     sync.Mutex
 	port   io.ReadWriteCloser
-	down   error      // why the port failed; nil while it works
+	down   error      // why the port is not usable (an *offlineError); nil while it works
 	waiter chan reply // the reply write waiting for the next line, if any
 }
+
+// opener opens a device's port. It is called again after each failure.
+type opener func(ctx context.Context) (io.ReadWriteCloser, error)
 
 type reply struct {
 	r   device.Reading
 	err error
 }
+
+// offlineError says which device is offline and why. It matches
+// ErrOffline and unwraps to the port's own error, so that a caller can
+// also test for fs.ErrNotExist.
+type offlineError struct {
+	id    string
+	cause error
+}
+
+func (e *offlineError) Error() string        { return e.id + " is offline: " + e.cause.Error() }
+func (e *offlineError) Is(target error) bool { return target == ErrOffline }
+func (e *offlineError) Unwrap() error        { return e.cause }
 
 var (
 	_ device.Writer = (*LineDevice)(nil)
@@ -63,45 +96,166 @@ var (
 // NewLineDevice returns a line device on port. delim ends each line in both
 // directions; 0 means '\n'. Received lines lose a trailing '\r' as well,
 // so "\r\n" instruments work with the default. Values are stamped with
-// clk.
+// clk. The port is not reopened when it fails: this is for ports that
+// cannot come back, such as the sim board's pipe.
 func NewLineDevice(desc device.Descriptor, port io.ReadWriteCloser, delim byte, clk clock.Clock) *LineDevice {
+	d := newLineDevice(desc, desc.ID, delim, clk, nil)
+	d.port = port
+	return d
+}
+
+// NewPortDevice returns a line device on the serial port cfg names (cfg
+// should have passed Validate). Its descriptor starts offline and writes
+// fail with ErrOffline until Run has opened the port; Run keeps reopening
+// it, with backoff on clk, whenever it is missing or fails. log receives
+// the port's comings and goings with their reasons (the registry keeps no
+// reason for an offline device); nil discards them.
+func NewPortDevice(desc device.Descriptor, cfg PortConfig, clk clock.Clock, log *slog.Logger) *LineDevice {
+	open := func(ctx context.Context) (io.ReadWriteCloser, error) { return Open(ctx, cfg) }
+	return newReopening(desc, cfg.Path, open, cfg.Delimiter, clk, log)
+}
+
+// newReopening returns a device that opens its port with open, named name
+// in errors.
+func newReopening(desc device.Descriptor, name string, open opener, delim byte, clk clock.Clock, log *slog.Logger) *LineDevice {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	desc.State, desc.Fault = device.StateOffline, ""
+	d := newLineDevice(desc, name, delim, clk, open)
+	d.log = log.With("device", desc.ID, "port", name)
+	d.down = &offlineError{id: desc.ID, cause: fmt.Errorf("%s is not open yet", name)}
+	return d
+}
+
+func newLineDevice(desc device.Descriptor, name string, delim byte, clk clock.Clock, open opener) *LineDevice {
 	if delim == 0 {
 		delim = '\n'
 	}
 	return &LineDevice{
 		desc:  desc,
+		name:  name,
 		delim: delim,
 		clk:   clk,
+		open:  open,
+		log:   slog.New(slog.DiscardHandler),
 		txn:   make(chan struct{}, 1),
 		wsem:  make(chan struct{}, 1),
-		port:  port,
 	}
 }
 
-// Descriptor returns the descriptor the device was made with.
+// Descriptor returns the descriptor the device was made with (for a port
+// device, in state offline: it has not opened its port yet).
 func (d *LineDevice) Descriptor() device.Descriptor { return d.desc }
 
-// Run reads lines and reports each one as the device's value. When the
-// port fails it reports the device offline and returns; when ctx is done
-// it closes the port and returns without a report (the gateway is
-// stopping, the instrument is not at fault).
+// Run reads lines and reports each one as the device's value, until ctx is
+// done; then it closes the port and returns without a report (the gateway
+// is stopping, the instrument is not at fault). When the port fails it
+// reports the device offline, and either returns (NewLineDevice) or opens
+// the port again (NewPortDevice).
 func (d *LineDevice) Run(ctx context.Context, r device.Reporter) {
+	if d.open != nil {
+		d.reopen(ctx, r)
+		return
+	}
 	d.mu.Lock()
 	port := d.port
 	d.mu.Unlock()
-	stop := context.AfterFunc(ctx, func() { port.Close() })
-	defer stop()
-
-	err := d.serve(port, r)
-	port.Close()
-	d.fail(err)
+	err := d.serve(ctx, port, r)
 	if ctx.Err() == nil {
-		r.State(device.StateOffline, fmt.Sprintf("read %s: %v", d.desc.ID, err))
+		r.State(device.StateOffline, err.Error())
 	}
 }
 
-// serve reads port until it fails, and returns why.
-func (d *LineDevice) serve(port io.Reader, r device.Reporter) error {
+// reopen opens the port, serves it, and opens it again when it fails,
+// waiting longer after each failure, until ctx is done. Every failed
+// attempt is reported (the registry drops repeats of a state, and a
+// repeat puts a device the Hub marked faulty by a failed write back to
+// offline); the log gets each change of reason.
+func (d *LineDevice) reopen(ctx context.Context, r device.Reporter) {
+	var delay time.Duration
+	var last string // the reason last logged
+	down := func(err error) {
+		d.fail(err)
+		r.State(device.StateOffline, err.Error())
+		if err.Error() != last {
+			last = err.Error()
+			d.log.Warn("serial port offline", "err", err, "retry_in", backoff(delay))
+		}
+	}
+	for {
+		if delay > 0 && !d.sleep(ctx, delay) {
+			return
+		}
+		port, err := d.open(ctx)
+		if ctx.Err() != nil {
+			if err == nil {
+				port.Close()
+			}
+			return
+		}
+		if err != nil {
+			down(err)
+			delay = backoff(delay)
+			continue
+		}
+		opened := d.clk.Now()
+		d.up(port)
+		r.State(device.StateOK, "")
+		last = ""
+		d.log.Info("serial port open")
+
+		err = d.serve(ctx, port, r)
+		if ctx.Err() != nil {
+			return
+		}
+		if d.clk.Now().Sub(opened) >= maxBackoff {
+			delay = 0
+		}
+		down(err)
+		delay = backoff(delay)
+	}
+}
+
+// backoff returns the wait that follows a wait of d.
+func backoff(d time.Duration) time.Duration {
+	return min(max(2*d, minBackoff), maxBackoff)
+}
+
+// sleep waits on the device's clock and reports whether it did, false
+// if ctx ended first.
+func (d *LineDevice) sleep(ctx context.Context, wait time.Duration) bool {
+	wake := make(chan struct{})
+	t := d.clk.AfterFunc(wait, func() { close(wake) })
+	defer t.Stop()
+	select {
+	case <-wake:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// up makes port the device's port, open for writes.
+func (d *LineDevice) up(port io.ReadWriteCloser) {
+	d.mu.Lock()
+	d.port, d.down = port, nil
+	d.mu.Unlock()
+}
+
+// serve reads lines from port until it fails or ctx is done, then closes
+// it, marks the device down, and returns why the port failed.
+func (d *LineDevice) serve(ctx context.Context, port io.ReadWriteCloser, r device.Reporter) error {
+	stop := context.AfterFunc(ctx, func() { port.Close() })
+	defer stop()
+	err := fmt.Errorf("read %s: %w", d.name, d.readLines(port, r))
+	port.Close()
+	d.fail(err)
+	return err
+}
+
+// readLines reads port until it fails, and returns why.
+func (d *LineDevice) readLines(port io.Reader, r device.Reporter) error {
 	br := bufio.NewReaderSize(port, MaxLine+1) // +1: room for the delimiter
 	for {
 		line, err := readLine(br, d.delim)
@@ -141,13 +295,15 @@ func clean(s string) string {
 }
 
 // received publishes a line and hands it to the reply write waiting for it.
+// The waiter is taken before the line is published, so that a write begun
+// by someone who has seen the line never gets it as its answer.
 func (d *LineDevice) received(line string, r device.Reporter) {
 	reading := device.Reading{Value: line, TS: d.clk.Now()}
-	r.Value(reading.Value, reading.TS)
 	d.mu.Lock()
 	w := d.waiter
 	d.waiter = nil
 	d.mu.Unlock()
+	r.Value(reading.Value, reading.TS)
 	if w != nil {
 		w <- reply{r: reading} // buffered: never blocks
 	}
@@ -155,7 +311,7 @@ func (d *LineDevice) received(line string, r device.Reporter) {
 
 // fail marks the port down and fails the reply write waiting on it.
 func (d *LineDevice) fail(cause error) {
-	err := fmt.Errorf("%s: %w: %v", d.desc.ID, ErrOffline, cause)
+	err := &offlineError{id: d.desc.ID, cause: cause}
 	d.mu.Lock()
 	d.down = err
 	w := d.waiter
@@ -200,10 +356,7 @@ func (d *LineDevice) Write(ctx context.Context, req device.WriteRequest) (device
 		defer d.forget(w)
 	}
 	if err := d.send(ctx, append([]byte(s), d.delim)); err != nil {
-		if ctx.Err() != nil {
-			return device.WriteResult{}, ctx.Err()
-		}
-		return device.WriteResult{}, fmt.Errorf("write %s: %w", d.desc.ID, err)
+		return device.WriteResult{}, err
 	}
 	if !req.Reply {
 		return device.WriteResult{Keep: true}, nil
@@ -238,8 +391,9 @@ func (d *LineDevice) forget(w chan reply) {
 }
 
 // send writes b to the port. A port write cannot be cancelled, so it runs
-// on its own goroutine: send returns at ctx's end, and the line still goes
-// out whole before the next one.
+// on its own goroutine: send returns at ctx's end (with ctx's error), and
+// the line still goes out whole before the next one. A device that is
+// down fails at once with its *offlineError.
 func (d *LineDevice) send(ctx context.Context, b []byte) error {
 	if err := acquire(ctx, d.wsem); err != nil {
 		return err
@@ -259,7 +413,10 @@ func (d *LineDevice) send(ctx context.Context, b []byte) error {
 	}()
 	select {
 	case err := <-done:
-		return err
+		if err != nil {
+			return fmt.Errorf("write %s: %w", d.name, err)
+		}
+		return nil
 	case <-ctx.Done():
 		return ctx.Err()
 	}

@@ -29,7 +29,7 @@ type recorder struct {
 }
 
 func newRecorder() *recorder {
-	return &recorder{values: make(chan device.Reading, 1024), states: make(chan stateReport, 16)}
+	return &recorder{values: make(chan device.Reading, 1024), states: make(chan stateReport, 64)}
 }
 
 func (r *recorder) Value(v any, ts time.Time)          { r.values <- device.Reading{Value: v, TS: ts} }
