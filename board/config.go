@@ -20,7 +20,8 @@ import (
 // Config is one configuration file. Fields absent from the file keep the
 // values of Default.
 type Config struct {
-	// Board names the hardware profile. Only "sim" runs in this version.
+	// Board names the board: "sim", "auto" (detected at start) or a
+	// profile name (profile.Names: rpi4b, rpi5, generic...).
 	Board string `yaml:"board"`
 	// StateDir holds tokens, the audit log and the latched stop. Empty
 	// means the command line's --state-dir or its default.
@@ -33,6 +34,11 @@ type Config struct {
 	// StopButtonID names a gpio.input whose true engages the emergency
 	// stop; empty: none. StopButton returns it.
 	StopButtonID string `yaml:"stopButton"`
+
+	// lines holds the line of each device entry in the file it was
+	// parsed from, so that of two devices that claim one pin the later
+	// in the file is the one reported.
+	lines map[string]int
 }
 
 // HubConfig is how the Hub serves clients.
@@ -119,6 +125,14 @@ func Parse(data []byte) (*Config, error) {
 	d := newDecoder()
 	if err := d.decode(data, c); err != nil {
 		return nil, Errors{{Msg: err.Error()}}
+	}
+	for id := range c.Devices {
+		if line, ok := d.lines[join("devices", id)]; ok {
+			if c.lines == nil {
+				c.lines = map[string]int{}
+			}
+			c.lines[id] = line
+		}
 	}
 	if errs := d.result(c.check()); len(errs) > 0 {
 		return nil, errs

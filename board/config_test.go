@@ -137,9 +137,8 @@ func TestParseErrors(t *testing.T) {
 		{"bare number for duration", lim("    initTimeout: 10\n"), `hub.limits.initTimeout: want a duration such as "10s" or "1m30s", got 10`},
 		{"bad duration", lim("    initTimeout: ten\n"), `hub.limits.initTimeout: want a duration such as "10s" or "1m30s", got "ten"`},
 		// Values.
-		{"no board", "hub: {}\n", "board: required (sim)"},
-		{"planned board", "board: rpi4b\n", `board: "rpi4b" is not supported in this version: only sim is`},
-		{"unknown board", "board: arduino\n", `board: unknown board "arduino" (want sim)`},
+		{"no board", "hub: {}\n", "board: required (sim, auto, rpi3b, rpi3bplus, rpi4b, rpi5, rpizero2w, generic)"},
+		{"unknown board", "board: arduino\n", `board: unknown board "arduino" (want sim, auto, rpi3b, rpi3bplus, rpi4b, rpi5, rpizero2w, generic)`},
 		{"relative state dir", "board: sim\nstateDir: var/gw\n", `stateDir: want an absolute path, got "var/gw"`},
 		{"conformance", "board: sim\nhub:\n  conformance: fuul\n", `hub.conformance: unknown conformance level "fuul" (want read, control or full)`},
 		{"address without port", lis("    http: localhost\n"), `hub.listen.http: want host:port such as 127.0.0.1:7750 (or "" to disable), got "localhost"`},

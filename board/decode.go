@@ -132,11 +132,23 @@ func (d *decoder) fail(path string, line int, format string, args ...any) {
 
 var durationType = reflect.TypeOf(time.Duration(0))
 
+// nodeDecoder is a type with a form of its own in the file, such as a
+// field that is either a word or a mapping; it reports its faults to d.
+type nodeDecoder interface {
+	decodeNode(d *decoder, path string, n *yaml.Node)
+}
+
 // value decodes n into v, whose field path is path.
 func (d *decoder) value(path string, n *yaml.Node, v reflect.Value) {
 	d.lines[path] = n.Line
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
+	}
+	if v.CanAddr() {
+		if nd, ok := v.Addr().Interface().(nodeDecoder); ok {
+			nd.decodeNode(d, path, n)
+			return
+		}
 	}
 	switch {
 	case v.Type() == durationType:

@@ -3,7 +3,6 @@ package board
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -22,13 +21,22 @@ const opList = "eq, ne, lt, le, gt or ge"
 const maxOnMsMax = math.MaxInt64 / int64(time.Millisecond)
 
 // devices checks the devices section and stopButton against the board's
-// devices, as Descriptors describes them: nothing is started. For a board
-// this version does not run there is nothing to check against (the board
-// field has its own fault).
-func (v *validator) devices(c *Config) {
-	descs := c.Descriptors()
-	if descs == nil {
+// devices, as Descriptors describes them: nothing is started. On the sim
+// board an entry must name one of its devices; on a real board each entry
+// declares a device, checked by hardware. For a board that is not known
+// there is nothing to check against (the board field has its own fault).
+func (v *validator) devices(c *Config, t target, known bool) {
+	if !known {
 		return
+	}
+	var descs []device.Descriptor
+	var own map[string]device.Rules
+	if t.prof == nil {
+		descs = c.Descriptors()
+		_, own = c.builtin()
+		v.simEntries(c)
+	} else {
+		descs = v.hardware(c, t)
 	}
 	all := map[string]device.Descriptor{}
 	var ids []string
@@ -36,15 +44,15 @@ func (v *validator) devices(c *Config) {
 		all[d.ID] = d
 		ids = append(ids, d.ID)
 	}
-	_, own := c.builtin()
-	for _, id := range slices.Sorted(maps.Keys(c.Devices)) {
+	for _, id := range c.fileOrder() {
 		path := join("devices", id)
 		d, ok := all[id]
-		if !ok {
+		switch {
+		case ok:
+			v.device(path, d, c.Devices[id], own[id], all)
+		case t.prof == nil:
 			v.add(path, "no such device on the %s board (want one of %s)", c.Board, strings.Join(ids, ", "))
-			continue
 		}
-		v.device(path, d, c.Devices[id], own[id], all)
 	}
 	v.stopButton(c.StopButtonID, all)
 }
@@ -169,6 +177,8 @@ func (v *validator) condition(path string, self device.Descriptor, c Condition, 
 	case c.Device == self.ID:
 		v.add(path+".device", "%s cannot be interlocked on itself", self.ID)
 		known = false
+	case !known && v.skip[c.Device]:
+		// Declared with faults of its own, reported where it is.
 	case !known:
 		v.add(path+".device", "no such device %q", c.Device)
 	}
@@ -201,6 +211,7 @@ func (v *validator) stopButton(id string, all map[string]device.Descriptor) {
 	}
 	d, ok := all[id]
 	switch {
+	case !ok && v.skip[id]:
 	case !ok:
 		v.add("stopButton", "no such device %q", id)
 	case d.Kind != device.KindGPIOInput:

@@ -9,12 +9,49 @@ import (
 	"gateway/device"
 )
 
-// DeviceConfig is one entry of `devices:`, keyed by device id. For the sim
-// board it changes a device the board already has; devices of real
-// hardware will be declared by the same entry, with the fields that say
-// what they are (kind, pin, bus...) next to these. A nil pointer is a
-// field the file leaves out: the board's own setting stays.
+// DeviceConfig is one entry of `devices:`, keyed by device id.
+//
+// On the sim board an entry changes a device the board already has: only
+// Risk, Safe, ConfirmTTL and Rules may be set. On a real board an entry
+// declares a device: Kind says what it is and the fields of that kind say
+// where it is (pin, bus, port...) and how it behaves; hardware.go and
+// docs/configuration.md list which fields each kind takes. A nil pointer,
+// an empty string or a nil map is a field the file leaves out.
 type DeviceConfig struct {
+	// Kind is gpio.output, gpio.input, pwm, sensor or serial (real
+	// boards only).
+	Kind  string   `yaml:"kind"`
+	Label string   `yaml:"label"`
+	Tags  []string `yaml:"tags"`
+
+	// Pin names the GPIO line of a gpio.output, gpio.input or pwm
+	// device: GPIO17, pin11, CHIPLABEL:17 or gpiochipN:17.
+	Pin      string         `yaml:"pin"`
+	Pull     string         `yaml:"pull"`     // gpio.input: up, down or none
+	Edge     string         `yaml:"edge"`     // gpio.input: both, rising or falling
+	Debounce *time.Duration `yaml:"debounce"` // gpio.input
+	Invert   *bool          `yaml:"invert"`   // gpio.input, gpio.output: active low
+	// Initial is the value an output or a pwm device starts at; nil:
+	// its safe value, else off (false, 0).
+	Initial any `yaml:"initial"`
+
+	Frequency *float64   `yaml:"frequency"` // pwm: Hz
+	PWM       *PWMConfig `yaml:"pwm"`       // pwm: hardware channel or software
+
+	Driver     string             `yaml:"driver"`     // sensor: bme280, sht3x...
+	Bus        string             `yaml:"bus"`        // sensor: "1" or "/dev/i2c-1"
+	Address    *int               `yaml:"address"`    // sensor: 7-bit I2C address
+	Interval   *time.Duration     `yaml:"interval"`   // sensor: poll interval
+	Thresholds map[string]float64 `yaml:"thresholds"` // sensor: by quantity
+	Options    *SensorOptions     `yaml:"options"`    // sensor: the driver's
+
+	Port      string `yaml:"port"`      // serial: device path
+	Baud      *int   `yaml:"baud"`      // serial
+	DataBits  *int   `yaml:"dataBits"`  // serial: 5 to 8 (8)
+	Parity    string `yaml:"parity"`    // serial: none, odd, even, mark, space
+	StopBits  string `yaml:"stopBits"`  // serial: 1 or 2
+	Delimiter string `yaml:"delimiter"` // serial: one byte ("\n")
+
 	// Risk overrides the device's risk: low or high.
 	Risk *device.Risk `yaml:"risk"`
 	// Safe overrides the device's safe value (nil: keep the board's). It
@@ -47,18 +84,27 @@ type Condition struct {
 }
 
 // builtin returns the devices of c's board and their own rules, before
-// the file changes anything; none for a board this version does not run.
+// the file changes anything: the sim board's, or on a real board the
+// devices the file declares (which have no rules of their own); none for
+// a board that is not known.
 func (c *Config) builtin() ([]device.Descriptor, map[string]device.Rules) {
-	if c.Board != "sim" {
-		return nil, nil
+	switch {
+	case c.Board == BoardSim:
+		return sim.Descriptors(c.Sim), sim.DefaultRules()
+	case knownBoard(c.Board):
+		return c.hardwareDescriptors(), nil
 	}
-	return sim.Descriptors(c.Sim), sim.DefaultRules()
+	return nil, nil
 }
 
 // Overrides returns the risks and safe values the file sets, by device
-// id, for sim.New: the sim devices then serve them as their own.
+// id, for sim.New: the sim devices then serve them as their own. It is
+// empty for a real board, whose descriptors carry them already.
 func (c *Config) Overrides() map[string]sim.Override {
 	out := map[string]sim.Override{}
+	if c.Board != BoardSim {
+		return out
+	}
 	for id, dc := range c.Devices {
 		var o sim.Override
 		if dc.Risk != nil {
@@ -74,7 +120,9 @@ func (c *Config) Overrides() map[string]sim.Override {
 
 // Descriptors returns the descriptors of the board's devices with the
 // file's overrides applied: what the registry serves once the board runs.
-// It starts nothing, so `gateway check` can judge rules against them.
+// It starts nothing, so `gateway check` can judge rules against them. On
+// a real board they are the declared devices, sorted by id, less those
+// whose kind (or sensor driver) is missing or unknown.
 func (c *Config) Descriptors() []device.Descriptor {
 	descs, _ := c.builtin()
 	over := c.Overrides()

@@ -157,7 +157,9 @@ func TestDeviceErrors(t *testing.T) {
 		{"unknown device", devs("  sim.dor: {}\n"), "devices.sim.dor: no such device on the sim board (want one of " + ids + ")"},
 		{"devices not a mapping", "board: sim\ndevices: [sim.led]\n", "devices: want a mapping, got a list"},
 		{"device set twice", devs("  sim.led: {}\n  sim.led: {}\n"), "devices.sim.led: set twice (first on line 3)"},
-		{"unknown device field", heater("    pin: 17\n"), "devices.sim.heater.pin: unknown field"},
+		{"unknown device field", heater("    colour: red\n"), "devices.sim.heater.colour: unknown field"},
+		{"hardware field on the sim board", heater("    pin: 17\n"), "devices.sim.heater.pin: the sim board's devices are built in: pin is for devices of a real board"},
+		{"kind on the sim board", heater("    kind: gpio.output\n"), "devices.sim.heater.kind: the sim board's devices are built in: kind is for devices of a real board"},
 		{"unknown rule", heater("    rules: {maxOn: 10m}\n"), "devices.sim.heater.rules.maxOn: unknown field"},
 		{"entry not a mapping", devs("  sim.heater: on\n"), `devices.sim.heater: want a mapping of settings, got "on"`},
 		// Interlock conditions.
@@ -310,11 +312,11 @@ devices:
 	}
 }
 
-// TestDevicesNotCheckedWithoutBoard: the devices of a board this version
-// does not run are unknown; only the board is reported.
+// TestDevicesNotCheckedWithoutBoard: the devices of a board that is not
+// known cannot be judged; only the board is reported.
 func TestDevicesNotCheckedWithoutBoard(t *testing.T) {
-	_, err := Parse([]byte("board: rpi4b\ndevices:\n  bench.heater: {risk: high}\nstopButton: bench.estop\n"))
-	if err == nil || err.Error() != `board: "rpi4b" is not supported in this version: only sim is` {
+	_, err := Parse([]byte("board: rpi9\ndevices:\n  bench.heater: {risk: high}\nstopButton: bench.estop\n"))
+	if err == nil || err.Error() != `board: unknown board "rpi9" (want sim, auto, rpi3b, rpi3bplus, rpi4b, rpi5, rpizero2w, generic)` {
 		t.Errorf("Parse = %v, want only the board's fault", err)
 	}
 }

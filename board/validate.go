@@ -7,21 +7,14 @@ import (
 	"net/netip"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"gateway/board/profile"
 	"gateway/board/sim"
 	"gateway/openhal"
 )
-
-// runnable lists the board names this version runs.
-var runnable = []string{"sim"}
-
-// planned are board names that later versions will run; naming one is a
-// different mistake from a typo.
-var planned = []string{"auto", "generic", "rpi3b", "rpi4b", "rpi5", "rpizero2w"}
 
 // MinMessageBytes is the smallest hub.limits.maxMessageBytes accepted: a
 // hal/initialize with a token and a client name must fit.
@@ -35,9 +28,26 @@ const MinTemperatureThreshold = 0.001
 // less its terminating NUL) on Linux.
 const unixPathMax = 107
 
-// check returns every fault in c's values, in the order of the fields.
+// check returns every fault in c's values, in the order of the fields,
+// judging the devices against the profile the board names.
 func (c *Config) check() Errors {
-	var v validator
+	t, ok := targetOf(c.Board)
+	return c.checkOn(t, ok)
+}
+
+// ValidateOn checks c as Validate does, but judges the devices against
+// p, the profile `board: auto` detected when the gateway started, so that
+// header pins and the board's buses are checked too. It returns nil or an
+// Errors.
+func (c *Config) ValidateOn(p *profile.Profile) error {
+	if errs := c.checkOn(target{prof: p}, true); len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+func (c *Config) checkOn(t target, known bool) Errors {
+	v := validator{skip: map[string]bool{}}
 	v.board(c.Board)
 	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
 		v.add("stateDir", "want an absolute path, got %q", c.StateDir)
@@ -49,11 +59,17 @@ func (c *Config) check() Errors {
 	v.limits(c.Hub.Limits)
 	v.tlsFiles(c.Hub.TLS)
 	v.simBoard(c.Sim)
-	v.devices(c)
+	v.devices(c, t, known)
 	return v.errs
 }
 
-type validator struct{ errs Errors }
+type validator struct {
+	errs Errors
+	// skip holds the ids of devices the file declares with faults that
+	// leave them without a descriptor; a rule that names one is not
+	// reported again.
+	skip map[string]bool
+}
 
 func (v *validator) add(path, format string, args ...any) {
 	v.errs = append(v.errs, FieldError{Path: path, Msg: fmt.Sprintf(format, args...)})
@@ -62,12 +78,9 @@ func (v *validator) add(path, format string, args ...any) {
 func (v *validator) board(name string) {
 	switch {
 	case name == "":
-		v.add("board", "required (%s)", strings.Join(runnable, ", "))
-	case slices.Contains(runnable, name):
-	case slices.Contains(planned, name):
-		v.add("board", "%q is not supported in this version: only %s is", name, strings.Join(runnable, ", "))
-	default:
-		v.add("board", "unknown board %q (want %s)", name, strings.Join(runnable, ", "))
+		v.add("board", "required (%s)", strings.Join(BoardNames(), ", "))
+	case !knownBoard(name):
+		v.add("board", "unknown board %q (want %s)", name, strings.Join(BoardNames(), ", "))
 	}
 }
 

@@ -32,6 +32,12 @@ const shutdownGrace = 2 * time.Second
 
 // runGateway wires the gateway together and serves until ctx ends.
 func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *slog.Logger) error {
+	if cfg.Board != board.BoardSim {
+		// The drivers and the configuration exist; opening real pins,
+		// buses and ports from it is the next step. Refuse rather than
+		// start the sim bench under a real board's name.
+		return fmt.Errorf("board %q: this version runs the sim board only; `gateway check` validates hardware configurations", cfg.Board)
+	}
 	log.Info("starting", "version", version, "board", cfg.Board, "state_dir", stateDir)
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return fmt.Errorf("create state directory: %w", err)

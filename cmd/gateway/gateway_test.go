@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"strings"
 	"testing"
 
+	"gateway/board"
 	"gateway/halhub/audit"
 	"gateway/halhub/token"
 )
@@ -34,5 +36,18 @@ func TestFirstAdminTokenAudited(t *testing.T) {
 		if !strings.Contains(e, want) {
 			t.Errorf("entry %s lacks %s", e, want)
 		}
+	}
+}
+
+// Until real hardware is wired in, a hardware board is refused at run
+// rather than served as the sim bench under its name.
+func TestRunRefusesHardwareBoards(t *testing.T) {
+	cfg, err := board.Load("../../docs/examples/bench-rpi4.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = runGateway(context.Background(), cfg, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), `board "rpi4b"`) {
+		t.Fatalf("run on rpi4b: %v", err)
 	}
 }
