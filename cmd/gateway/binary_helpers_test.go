@@ -264,10 +264,17 @@ type gateway struct {
 // holds no ERROR and none of the tokens the test saw.
 func startGateway(t *testing.T, dir string, args ...string) *gateway {
 	t.Helper()
+	return startGatewayWith(t, dir, 7, args...)
+}
+
+// startGatewayWith starts the gateway as startGateway does, on a board
+// with the given number of devices.
+func startGatewayWith(t *testing.T, dir string, devices int, args ...string) *gateway {
+	t.Helper()
 	all := append([]string{"run", "--state-dir", dir, "--log-level", "debug", "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}, args...)
 	g := &gateway{child: startChild(t, all...), dir: dir}
 	t.Cleanup(func() { g.checkLog(t) })
-	g.err.waitFor(t, 0, `msg=ready devices=7 `, waitLong)
+	g.err.waitFor(t, 0, fmt.Sprintf(`msg=ready devices=%d `, devices), waitLong)
 	listening := regexp.MustCompile(`msg=listening transport=(\w+) url=(\S+) addr=(\S+)`)
 	for _, line := range strings.Split(g.err.text(), "\n") {
 		m := listening.FindStringSubmatch(line)

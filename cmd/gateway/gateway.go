@@ -12,10 +12,13 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
 	"gateway/board"
+	"gateway/board/hardware"
+	"gateway/board/profile"
 	"gateway/board/sim"
 	"gateway/clock"
 	"gateway/device"
@@ -32,12 +35,6 @@ const shutdownGrace = 2 * time.Second
 
 // runGateway wires the gateway together and serves until ctx ends.
 func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *slog.Logger) error {
-	if cfg.Board != board.BoardSim {
-		// The drivers and the configuration exist; opening real pins,
-		// buses and ports from it is the next step. Refuse rather than
-		// start the sim bench under a real board's name.
-		return fmt.Errorf("board %q: this version runs the sim board only; `gateway check` validates hardware configurations", cfg.Board)
-	}
 	log.Info("starting", "version", version, "board", cfg.Board, "state_dir", stateDir)
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return fmt.Errorf("create state directory: %w", err)
@@ -82,12 +79,12 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 		}
 	}()
 
-	simBoard := sim.New(cfg.Sim, clock.Real(), cfg.Overrides())
-	if err := simBoard.Start(ctx, reg); err != nil {
-		return fmt.Errorf("start sim board: %w", err)
+	wait, err := startBoard(ctx, cfg, reg, log)
+	if err != nil {
+		return err
 	}
-	defer simBoard.Wait()
-	defer cancel() // runs before Wait: stops the board's runners
+	defer wait()
+	defer cancel() // runs before wait: stops the board's runners
 	if err := hub.Restore(); err != nil {
 		return fmt.Errorf("restore hub state: %w", err)
 	}
@@ -101,6 +98,90 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 	log.Info("stopping")
 	stopListeners()
 	return nil
+}
+
+// startBoard starts the board's devices in reg: the sim bench, or the
+// hardware the configuration declares. The returned function waits for
+// their runners to end once ctx is done and releases the hardware.
+func startBoard(ctx context.Context, cfg *board.Config, reg *device.Registry, log *slog.Logger) (wait func(), err error) {
+	if cfg.Board == board.BoardSim {
+		simBoard := sim.New(cfg.Sim, clock.Real(), cfg.Overrides())
+		if err := simBoard.Start(ctx, reg); err != nil {
+			return nil, fmt.Errorf("start sim board: %w", err)
+		}
+		return simBoard.Wait, nil
+	}
+	prof, err := boardProfile(cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	h, err := hardware.NewPeriph(log)
+	if err != nil {
+		return nil, err
+	}
+	devs, release, err := hardware.Build(ctx, cfg, prof, h, clock.Real(), log)
+	if err != nil {
+		return nil, fmt.Errorf("board %s: %w", prof.Name, err)
+	}
+	runners, err := addDevices(ctx, cfg, reg, devs)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	return func() {
+		runners.Wait()
+		release()
+	}, nil
+}
+
+// boardProfile is the profile the configuration names, or on `auto` the
+// one the device tree says, with the devices checked against it.
+func boardProfile(cfg *board.Config, log *slog.Logger) (*profile.Profile, error) {
+	if cfg.Board != board.BoardAuto {
+		prof, ok := profile.ByName(cfg.Board)
+		if !ok {
+			return nil, fmt.Errorf("board %q: no such board profile", cfg.Board)
+		}
+		return prof, nil
+	}
+	prof, err := profile.Detect(os.DirFS("/"))
+	if err != nil {
+		return nil, fmt.Errorf("board auto: %w", err)
+	}
+	log.Info("board detected", "board", prof.Name, "model", prof.Model, "note", prof.Note)
+	if err := cfg.ValidateOn(prof); err != nil {
+		return nil, fmt.Errorf("board auto (%s): %w", prof.Name, err)
+	}
+	return prof, nil
+}
+
+// addDevices registers devs, publishes the outputs' initial values and
+// starts the runners on ctx; the WaitGroup ends with them.
+func addDevices(ctx context.Context, cfg *board.Config, reg *device.Registry, devs []device.Device) (*sync.WaitGroup, error) {
+	reps := make([]device.Reporter, len(devs))
+	for i, d := range devs {
+		rep, err := reg.Add(d)
+		if err != nil {
+			for _, added := range devs[:i] {
+				reg.Remove(added.Descriptor().ID, "board failed to start")
+			}
+			return nil, fmt.Errorf("register %s: %w", d.Descriptor().ID, err)
+		}
+		reps[i] = rep
+	}
+	now := reg.Now()
+	for i, d := range devs {
+		if v := cfg.Devices[d.Descriptor().ID].InitialValue(); v != nil {
+			reps[i].Value(v, now)
+		}
+	}
+	var wg sync.WaitGroup
+	for i, d := range devs {
+		if r, ok := d.(device.Runner); ok {
+			wg.Go(func() { r.Run(ctx, reps[i]) })
+		}
+	}
+	return &wg, nil
 }
 
 // loadTokens creates the first admin token when there is none, records
