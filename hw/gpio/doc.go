@@ -34,12 +34,13 @@
 //     back neither the kernel's timestamp nor the edge's direction.
 //
 // Run waits with WaitForEdge in its own goroutine: no polling of levels.
-// Each wait is bounded (a second) rather than WaitForEdge(-1), because
+// Each wait is bounded (a minute) rather than WaitForEdge(-1), because
 // gpioioctl (host v3.8.5) turns -1 into a deadline in the past and returns
-// false at once, which would spin. When ctx ends, Run calls the pin's Halt,
-// which cuts a gpioioctl wait short; a Halt that lands before the wait has
-// set its deadline is lost there, and gpiotest's Halt does nothing, so the
-// bound is also what guarantees that Run ends, at worst a second late.
+// false at once, which would spin; a quiet input therefore wakes once a
+// minute, and no more. When ctx ends, Run calls the pin's Halt, which cuts
+// a gpioioctl wait short; a Halt that lands before the wait has set its
+// deadline is lost there, so Run repeats it every 50 ms until it returns.
+// (gpiotest's Halt does nothing: tests shorten the bound.)
 //
 // periph's Read returns a level and no error (gpioioctl logs a failed
 // ioctl and says Low), so the failure an Input can see is a wait that

@@ -15,8 +15,13 @@ import (
 
 // Bounds of the waits an Input makes; see the package doc.
 const (
-	edgeWait   = time.Second // longest single WaitForEdge
+	// edgeWait is the longest single WaitForEdge: periph's gpioioctl
+	// takes -1 ("for ever") as a deadline already passed, so a wait needs
+	// a bound. A quiet line wakes the input once per edgeWait, and no
+	// more: stopping does not depend on it (Run repeats Halt until done).
+	edgeWait   = time.Minute
 	retryDelay = time.Second // pause before requesting a failed line again
+	haltRepeat = 50 * time.Millisecond
 )
 
 // InputOpts configures an Input; the package doc says what each field does
@@ -82,7 +87,23 @@ func (in *Input) Read(ctx context.Context) (device.Reading, error) {
 func (in *Input) Run(ctx context.Context, r device.Reporter) {
 	w := &watch{in: in, r: r}
 	defer w.stop()
-	halt := context.AfterFunc(ctx, func() { _ = in.pin.Halt() })
+	done := make(chan struct{})
+	defer close(done)
+	// A Halt that lands before WaitForEdge has armed is lost, so once ctx
+	// ends it is repeated until Run returns: stopping takes a moment,
+	// never an edgeWait.
+	halt := context.AfterFunc(ctx, func() {
+		t := time.NewTicker(haltRepeat)
+		defer t.Stop()
+		for {
+			_ = in.pin.Halt()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
 	defer halt()
 
 	w.settle()
