@@ -186,3 +186,26 @@ func TestStopOutcomeLimitedToVisibleDevices(t *testing.T) {
 		t.Error("the stop did not reach the invisible heater")
 	}
 }
+
+// A GPIO input configured as the stop button engages the stop with
+// principal {hub, <device id>} when it reads true, holds off resume while
+// it stays true, and lets an admin resume once it is released.
+func TestStopButtonInput(t *testing.T) {
+	b := newBench(t, func(o *Options) { o.StopButtons = []string{"bench.estop"} })
+	button := b.addDevice(t, &testDevice{desc: device.Descriptor{ID: "bench.estop", Kind: device.KindGPIOInput, Source: "board",
+		Access: device.AccessRead, Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeBoolean}}})
+	button.Value(false, time.Time{})
+	admin := b.admin(t)
+	wantOK(t, write(admin, "bench.heater", true))
+	button.Value(true, time.Time{})
+	n := admin.notification("hal/stopped")
+	if !strings.Contains(string(n.Params), `"principal":{"kind":"hub","name":"bench.estop"}`) {
+		t.Errorf("hal/stopped %s", n.raw)
+	}
+	if b.value(t, "bench.heater") != false {
+		t.Error("the heater is on after the stop button")
+	}
+	wantCode(t, admin.call("hal/resume", nil), openhal.CodeStopped, "stop_button_pressed")
+	button.Value(false, time.Time{})
+	wantOK(t, admin.call("hal/resume", nil))
+}
