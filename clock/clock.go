@@ -4,7 +4,10 @@
 // step time with clocktest.Fake instead of sleeping.
 package clock
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // Clock tells the time and runs functions later.
 type Clock interface {
@@ -33,3 +36,22 @@ type realClock struct{}
 func (realClock) Now() time.Time { return time.Now() }
 
 func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// Sleep waits d on c, or until ctx is done, and then returns ctx's error.
+// It is the one context-aware wait of the gateway: drivers waiting for a
+// conversion, retries after a failure.
+func Sleep(ctx context.Context, c Clock, d time.Duration) error {
+	done := make(chan struct{})
+	t := c.AfterFunc(d, func() { close(done) })
+	defer t.Stop()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// SleepReal is Sleep on the system clock, the shape drivers take for an
+// injectable wait.
+func SleepReal(ctx context.Context, d time.Duration) error { return Sleep(ctx, Real(), d) }

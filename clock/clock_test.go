@@ -1,6 +1,8 @@
 package clock
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 )
@@ -27,5 +29,16 @@ func TestRealStop(t *testing.T) {
 	}
 	if tm.Stop() {
 		t.Error("second Stop returned true")
+	}
+}
+
+func TestSleep(t *testing.T) {
+	if err := SleepReal(t.Context(), time.Microsecond); err != nil {
+		t.Errorf("sleep: %v", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := SleepReal(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Errorf("sleep with cancelled ctx: %v", err)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"gateway/clock"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -137,7 +138,7 @@ func measureIdle(ctx context.Context, s *settings, srv servers, pid int) (float6
 		return 0, fmt.Errorf("idle CPU: %w", err)
 	}
 	defer closeAll(conns)
-	if err := sleep(ctx, settle); err != nil {
+	if err := clock.SleepReal(ctx, settle); err != nil {
 		return 0, err
 	}
 	t0, err := cpuTicks(pid)
@@ -145,7 +146,7 @@ func measureIdle(ctx context.Context, s *settings, srv servers, pid int) (float6
 		return 0, err
 	}
 	start := time.Now()
-	if err := sleep(ctx, s.idle); err != nil {
+	if err := clock.SleepReal(ctx, s.idle); err != nil {
 		return 0, err
 	}
 	t1, err := cpuTicks(pid)
@@ -168,7 +169,7 @@ func measureRSS(ctx context.Context, s *settings, srv servers, pid int) (int64, 
 		return 0, fmt.Errorf("RSS (the gateway must allow %d connections): %w", s.rssConns, err)
 	}
 	defer closeAll(conns)
-	if err := sleep(ctx, settle); err != nil {
+	if err := clock.SleepReal(ctx, settle); err != nil {
 		return 0, err
 	}
 	rss, _, err := memory(pid)
@@ -184,17 +185,6 @@ func dialIdle(ctx context.Context, srv servers, n int) ([]requester, error) {
 		i++
 		return dialReader(ctx, url, srv.token)
 	})
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // measureAll runs the phases in order: the resources of a fresh gateway

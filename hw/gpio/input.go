@@ -132,7 +132,7 @@ func (in *Input) Run(ctx context.Context, r device.Reporter) {
 // lost meanwhile. It returns false when ctx ends first.
 func (in *Input) rearm(ctx context.Context, w *watch) bool {
 	for {
-		if !sleep(ctx, in.clk, in.retryDelay) {
+		if clock.Sleep(ctx, in.clk, in.retryDelay) != nil {
 			return false
 		}
 		if err := in.request(); err != nil {
@@ -153,19 +153,6 @@ func (in *Input) request() error {
 }
 
 func (in *Input) level() bool { return bool(in.pin.Read()) != in.opts.Invert }
-
-// sleep waits d on clk, or until ctx is done (false).
-func sleep(ctx context.Context, clk clock.Clock, d time.Duration) bool {
-	done := make(chan struct{})
-	t := clk.AfterFunc(d, func() { close(done) })
-	defer t.Stop()
-	select {
-	case <-done:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
 
 // watch is the state of one Run. Its debounce timer runs on the clock's
 // goroutine while Run waits for the next edge, hence the lock; it is also

@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"gateway/clock"
 	"slices"
 	"strconv"
 	"sync"
@@ -100,7 +101,7 @@ func New(b i2c.Bus, addr uint16, opts *Opts) (*Dev, error) {
 	if addr < 0x48 || addr > 0x4B {
 		return nil, fmt.Errorf("ads1115: address %#x: an ADS1115 answers at 0x48..0x4b", addr)
 	}
-	d := &Dev{c: i2c.Dev{Bus: b, Addr: addr}, sleep: sleep}
+	d := &Dev{c: i2c.Dev{Bus: b, Addr: addr}, sleep: clock.SleepReal}
 	if err := d.setOpts(o); err != nil {
 		return nil, err
 	}
@@ -254,16 +255,4 @@ func (d *Dev) readConfig() (uint16, error) {
 
 func (d *Dev) String() string {
 	return fmt.Sprintf("ADS1115{%s}", &d.c)
-}
-
-// sleep waits for t or until ctx ends, whichever is first.
-func sleep(ctx context.Context, t time.Duration) error {
-	timer := time.NewTimer(t)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
-	}
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"gateway/clock"
 	"sync"
 	"time"
 
@@ -145,7 +146,7 @@ type Dev struct {
 // BME280, resets it, reads its calibration and configures it per opts
 // (nil for the defaults), leaving it asleep until the first Sense.
 func New(b i2c.Bus, addr uint16, opts *Opts) (*Dev, error) {
-	return newDev(b, addr, opts, sleep)
+	return newDev(b, addr, opts, clock.SleepReal)
 }
 
 // newDev is New with the wait between commands injected, so tests run
@@ -295,18 +296,6 @@ func (d *Dev) compensate(raw [dataLen]byte) (map[string]float64, error) {
 // String implements fmt.Stringer.
 func (d *Dev) String() string {
 	return fmt.Sprintf("BME280{%s}", &d.d)
-}
-
-// sleep waits for dur, or until ctx is done.
-func sleep(ctx context.Context, dur time.Duration) error {
-	t := time.NewTimer(dur)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 var _ sensor.Sensor = (*Dev)(nil)

@@ -3,6 +3,7 @@ package bme280
 import (
 	"context"
 	"errors"
+	"gateway/clock"
 	"math"
 	"slices"
 	"strings"
@@ -284,7 +285,7 @@ func TestSenseHonoursContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.wait = sleep // the real wait, which must give up when ctx does
+	d.wait = clock.SleepReal // the real wait, which must give up when ctx does
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := d.Sense(ctx); !errors.Is(err, context.Canceled) {
@@ -292,17 +293,6 @@ func TestSenseHonoursContext(t *testing.T) {
 	}
 	if err := bus.Close(); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestSleep(t *testing.T) {
-	if err := sleep(t.Context(), time.Microsecond); err != nil {
-		t.Errorf("sleep: %v", err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
-		t.Errorf("sleep with cancelled ctx: %v", err)
 	}
 }
 

@@ -10,6 +10,7 @@ package sht3x
 import (
 	"context"
 	"fmt"
+	"gateway/clock"
 	"sync"
 	"time"
 
@@ -82,7 +83,7 @@ type Dev struct {
 // New soft-resets the sensor at addr (0x44, or 0x45 with ADDR high) and
 // returns it ready to measure.
 func New(b i2c.Bus, addr uint16, opts *Opts) (*Dev, error) {
-	return newDev(b, addr, opts, sleep)
+	return newDev(b, addr, opts, clock.SleepReal)
 }
 
 // newDev is New with the wait injected, so tests run without sleeping.
@@ -157,18 +158,6 @@ func humidity(s uint16) float64 {
 // String implements fmt.Stringer.
 func (d *Dev) String() string {
 	return fmt.Sprintf("SHT3x{%s}", &d.d)
-}
-
-// sleep waits for dur, or until ctx is done.
-func sleep(ctx context.Context, dur time.Duration) error {
-	t := time.NewTimer(dur)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 var _ sensor.Sensor = (*Dev)(nil)

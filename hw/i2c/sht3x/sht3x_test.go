@@ -3,6 +3,7 @@ package sht3x
 import (
 	"context"
 	"errors"
+	"gateway/clock"
 	"slices"
 	"strings"
 	"sync"
@@ -164,7 +165,7 @@ func TestSenseHonoursContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.wait = sleep
+	d.wait = clock.SleepReal
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := d.Sense(ctx); !errors.Is(err, context.Canceled) {
@@ -172,17 +173,6 @@ func TestSenseHonoursContext(t *testing.T) {
 	}
 	if err := bus.Close(); err != nil {
 		t.Error(err)
-	}
-}
-
-func TestSleep(t *testing.T) {
-	if err := sleep(t.Context(), time.Microsecond); err != nil {
-		t.Errorf("sleep: %v", err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	if err := sleep(ctx, time.Hour); !errors.Is(err, context.Canceled) {
-		t.Errorf("sleep with cancelled ctx: %v", err)
 	}
 }
 

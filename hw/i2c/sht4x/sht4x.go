@@ -9,6 +9,7 @@ package sht4x
 import (
 	"context"
 	"fmt"
+	"gateway/clock"
 	"sync"
 	"time"
 
@@ -85,7 +86,7 @@ type Dev struct {
 // -C variants) and reads its serial number, which proves a CRC-clean
 // conversation with the part before the first measurement.
 func New(b i2c.Bus, addr uint16, opts *Opts) (*Dev, error) {
-	return newDev(b, addr, opts, sleep)
+	return newDev(b, addr, opts, clock.SleepReal)
 }
 
 // newDev is New with the wait injected, so tests run without sleeping.
@@ -174,18 +175,6 @@ func humidity(s uint16) float64 {
 // String implements fmt.Stringer.
 func (d *Dev) String() string {
 	return fmt.Sprintf("SHT4x{%s}", &d.d)
-}
-
-// sleep waits for dur, or until ctx is done.
-func sleep(ctx context.Context, dur time.Duration) error {
-	t := time.NewTimer(dur)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 var _ sensor.Sensor = (*Dev)(nil)
