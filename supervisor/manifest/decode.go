@@ -41,7 +41,7 @@ func checkShape(path string, raw json.RawMessage, t reflect.Type, errs *Errors) 
 		for _, m := range obj {
 			f, ok := fields[m.key]
 			if !ok {
-				errs.add(join(path, m.key), "unknown field")
+				errs.Add(join(path, m.key), "unknown field")
 				continue
 			}
 			checkShape(join(path, m.key), m.value, f.Type, errs)
@@ -49,7 +49,7 @@ func checkShape(path string, raw json.RawMessage, t reflect.Type, errs *Errors) 
 	case reflect.Slice:
 		var list []json.RawMessage
 		if raw[0] != '[' || json.Unmarshal(raw, &list) != nil {
-			errs.add(path, "want a list, got %s", describe(raw))
+			errs.Add(path, "want a list, got %s", describe(raw))
 			return
 		}
 		for i, e := range list {
@@ -79,12 +79,12 @@ type member struct {
 // copy a reader keeps is ambiguous.
 func members(path string, raw json.RawMessage, errs *Errors) ([]member, bool) {
 	if raw[0] != '{' {
-		errs.add(path, "want an object, got %s", describe(raw))
+		errs.Add(path, "want an object, got %s", describe(raw))
 		return nil, false
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	if _, err := dec.Token(); err != nil {
-		errs.add(path, "%v", err)
+		errs.Add(path, "%v", err)
 		return nil, false
 	}
 	var list []member
@@ -92,17 +92,17 @@ func members(path string, raw json.RawMessage, errs *Errors) ([]member, bool) {
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			errs.add(path, "%v", err)
+			errs.Add(path, "%v", err)
 			return nil, false
 		}
 		key, _ := tok.(string)
 		var v json.RawMessage
 		if err := dec.Decode(&v); err != nil {
-			errs.add(join(path, key), "%v", err)
+			errs.Add(join(path, key), "%v", err)
 			return nil, false
 		}
 		if seen[key] {
-			errs.add(join(path, key), "given twice")
+			errs.Add(join(path, key), "given twice")
 			continue
 		}
 		seen[key] = true
@@ -119,15 +119,15 @@ func leaf(path string, raw json.RawMessage, t reflect.Type, errs *Errors) {
 	if err := json.Unmarshal(raw, v); err != nil {
 		switch t.Kind() {
 		case reflect.String:
-			errs.add(path, "want a string, got %s", describe(raw))
+			errs.Add(path, "want a string, got %s", describe(raw))
 		case reflect.Int, reflect.Int64, reflect.Int32:
-			errs.add(path, "want an integer, got %s", describe(raw))
+			errs.Add(path, "want an integer, got %s", describe(raw))
 		case reflect.Float64:
-			errs.add(path, "want a number, got %s", describe(raw))
+			errs.Add(path, "want a number, got %s", describe(raw))
 		case reflect.Bool:
-			errs.add(path, "want true or false, got %s", describe(raw))
+			errs.Add(path, "want true or false, got %s", describe(raw))
 		default:
-			errs.add(path, "%v", err)
+			errs.Add(path, "%v", err)
 		}
 	}
 }

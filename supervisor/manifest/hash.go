@@ -70,11 +70,11 @@ func checkTree(dir, exec string) Errors {
 		switch {
 		case localExec(exec) && rel == path.Clean(exec):
 		case err != nil:
-			errs.add("", "%v", err)
+			errs.Add("", "%v", err)
 		case d.Type()&fs.ModeSymlink != 0:
-			errs.add("", "%q is a symlink: symlinks are refused, copy the file into the folder", rel)
+			errs.Add("", "%q is a symlink: symlinks are refused, copy the file into the folder", rel)
 		case !d.IsDir() && !d.Type().IsRegular():
-			errs.add("", "%q is not a regular file or directory", rel)
+			errs.Add("", "%q is not a regular file or directory", rel)
 		}
 		return nil
 	})

@@ -115,7 +115,7 @@ func parse(data []byte) (*Manifest, Errors) {
 	var errs Errors
 	var doc json.RawMessage
 	if err := json.Unmarshal(data, &doc); err != nil {
-		errs.add("", "%s is not valid JSON: %v", FileName, err)
+		errs.Add("", "%s is not valid JSON: %v", FileName, err)
 		return nil, errs
 	}
 	checkShape("", doc, reflect.TypeFor[wire](), &errs)
@@ -126,7 +126,7 @@ func parse(data []byte) (*Manifest, Errors) {
 	var w wire
 	var typeErr *json.UnmarshalTypeError
 	if err := json.Unmarshal(data, &w); err != nil && (shape == 0 || !errors.As(err, &typeErr)) {
-		errs.add("", "decode %s: %v", FileName, err)
+		errs.Add("", "decode %s: %v", FileName, err)
 		return nil, errs
 	}
 	m := &Manifest{
@@ -150,7 +150,7 @@ func parse(data []byte) (*Manifest, Errors) {
 	if w.Timeouts != nil && w.Timeouts.RequestMs != nil {
 		m.Timeouts.RequestMs = *w.Timeouts.RequestMs
 		if m.Timeouts.RequestMs <= 0 {
-			errs.add("timeouts.request_ms", "must be positive, got %d", m.Timeouts.RequestMs)
+			errs.Add("timeouts.request_ms", "must be positive, got %d", m.Timeouts.RequestMs)
 		}
 	}
 	if shape > 0 {
@@ -208,17 +208,17 @@ func checkExec(dir, exec string) Errors {
 	fi, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(exec)))
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		errs.add("exec", "not found in the folder")
+		errs.Add("exec", "not found in the folder")
 	case err != nil:
-		errs.add("exec", "%v", err)
+		errs.Add("exec", "%v", err)
 	case fi.Mode()&fs.ModeSymlink != 0:
-		errs.add("exec", "is a symlink (copy the file into the folder)")
+		errs.Add("exec", "is a symlink (copy the file into the folder)")
 	case fi.IsDir():
-		errs.add("exec", "is a directory")
+		errs.Add("exec", "is a directory")
 	case !fi.Mode().IsRegular():
-		errs.add("exec", "is not a regular file")
+		errs.Add("exec", "is not a regular file")
 	case fi.Mode().Perm()&0o111 == 0:
-		errs.add("exec", "not executable")
+		errs.Add("exec", "not executable")
 	}
 	return errs
 }

@@ -31,7 +31,7 @@ const levels = "read, control_low or control_high"
 
 type validator struct{ errs *Errors }
 
-func (v validator) add(path, format string, args ...any) { v.errs.add(path, format, args...) }
+func (v validator) add(path, format string, args ...any) { v.errs.Add(path, format, args...) }
 
 func (v validator) name(n string) {
 	switch {
