@@ -19,19 +19,28 @@ func (h *Hub) onEvent(e device.Event) {
 		return
 	}
 	h.stats.events.Add(1)
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	for s := range h.sessions {
-		if !s.ready() {
-			continue // seed 3.1.1, 4: nothing before hal/initialized
-		}
-		if _, entry := s.who(); !entry.Visible(e.Device) {
-			continue
-		}
+	h.eachAudience(e.Device, func(s *session, _ token.Entry) {
 		if e.Kind == device.EventValue {
 			s.q.pushValue(e.Device, msg)
 		} else {
 			s.notify(msg)
+		}
+	})
+}
+
+// eachAudience calls fn for every connection that may be sent a
+// notification about device ("" for one about no device): it has sent
+// hal/initialized (seed 3.1.1, 4: nothing before) and its token sees the
+// device. fn runs under the Hub's lock, so it only queues.
+func (h *Hub) eachAudience(device string, fn func(s *session, entry token.Entry)) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	for s := range h.sessions {
+		s.mu.Lock()
+		ready, entry := s.phase == phaseReady, s.entry
+		s.mu.Unlock()
+		if ready && (device == "" || entry.Visible(device)) {
+			fn(s, entry)
 		}
 	}
 }
@@ -58,41 +67,26 @@ func (h *Hub) broadcast(method, device string, params any) {
 		h.log.Error("encode notification", "method", method, "err", err)
 		return
 	}
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	for s := range h.sessions {
-		if !s.ready() {
-			continue
-		}
-		if _, entry := s.who(); device != "" && !entry.Visible(device) {
-			continue
-		}
-		s.notify(msg)
-	}
+	h.eachAudience(device, func(s *session, _ token.Entry) { s.notify(msg) })
 }
 
 // broadcastEach sends a notification whose params depend on what each
 // token may see; tokens that see every device share one encoding.
 func (h *Hub) broadcastEach(method string, params func(token.Entry) any) {
 	var shared []byte
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	for s := range h.sessions {
-		if !s.ready() {
-			continue
-		}
-		_, entry := s.who()
+	h.eachAudience("", func(s *session, entry token.Entry) {
+		limited := len(entry.Devices) > 0
 		msg := shared
-		if len(entry.Devices) > 0 || shared == nil {
+		if limited || shared == nil {
 			var err error
 			if msg, err = jsonrpc.AppendNotification(nil, method, params(entry)); err != nil {
 				h.log.Error("encode notification", "method", method, "err", err)
 				return
 			}
-			if len(entry.Devices) == 0 {
+			if !limited {
 				shared = msg
 			}
 		}
 		s.notify(msg)
-	}
+	})
 }
