@@ -192,7 +192,6 @@ func (s *session) phaseIs(p int) bool {
 	return s.phase == p
 }
 
-
 // tokenInUse returns the token the session authenticated with.
 func (s *session) tokenInUse() (string, bool) {
 	s.mu.Lock()
