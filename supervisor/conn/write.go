@@ -1,0 +1,93 @@
+package conn
+
+import (
+	"io"
+	"sync"
+)
+
+// writer is the one goroutine that writes to the adapter's standard input,
+// so that frames never interleave and a writer blocked on an adapter that
+// does not read holds up nobody else: every wait on a frame (a ping, an
+// event, shutdown) is bounded by its own timer, not by the write.
+type writer struct {
+	w      io.Writer
+	mu     sync.Mutex
+	queue  []outFrame
+	closed bool
+	wake   chan struct{}
+	stop   chan struct{}
+}
+
+// outFrame is one frame to write and, when set, a channel closed once it
+// is written.
+type outFrame struct {
+	b       []byte
+	written chan struct{}
+}
+
+func newWriter(w io.Writer) *writer {
+	return &writer{w: w, wake: make(chan struct{}, 1), stop: make(chan struct{})}
+}
+
+// send queues a frame (without its newline). It reports false when the
+// writer has stopped.
+func (w *writer) send(b []byte, written chan struct{}) bool {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return false
+	}
+	w.queue = append(w.queue, outFrame{b: b, written: written})
+	w.mu.Unlock()
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+// close stops the writer; frames still queued are dropped. A write in
+// progress returns once the process is gone and the pipe closed.
+func (w *writer) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed = true
+		close(w.stop)
+	}
+}
+
+// run writes queued frames in batches, one write per batch, until close
+// or a write error, which ends the connection: an adapter that closed its
+// standard input can no longer be spoken to.
+func (w *writer) run(c *Conn) {
+	var buf []byte
+	var batch []outFrame
+	for {
+		select {
+		case <-w.stop:
+			return
+		case <-w.wake:
+		}
+		w.mu.Lock()
+		batch, w.queue = w.queue, batch[:0]
+		w.mu.Unlock()
+		buf = buf[:0]
+		for _, f := range batch {
+			buf = append(append(buf, f.b...), '\n')
+		}
+		if len(buf) == 0 {
+			continue
+		}
+		if _, err := w.w.Write(buf); err != nil {
+			c.end(&EndError{Reason: "write_error", Detail: err.Error()})
+			return
+		}
+		for i, f := range batch {
+			if f.written != nil {
+				close(f.written)
+			}
+			batch[i] = outFrame{}
+		}
+	}
+}
