@@ -49,7 +49,6 @@ type pendingWrite struct {
 	c       openhal.Confirmation
 	attempt *writeAttempt
 	creator token.Entry
-	token   string
 	timer   clock.Timer
 	taken   bool // being resolved: out of pending, whatever Status says
 }
@@ -116,7 +115,7 @@ func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error) {
 			RequestedBy: openhal.Principal{Kind: w.principal.Kind, Name: w.principal.Name},
 			CreatedAt:   now, ExpiresAt: now.Add(ttl),
 		},
-		attempt: w, creator: w.creator, token: w.token,
+		attempt: w, creator: w.creator,
 	}
 	h.confirms.mu.Lock()
 	h.confirms.byID[id] = pw
@@ -222,7 +221,7 @@ func (h *Hub) approve(id string, by openhal.Principal) (openhal.Confirmation, *j
 // reapply runs the approved write through the checks again, as its
 // creator.
 func (h *Hub) reapply(pw *pendingWrite) (any, *jsonrpc.Error) {
-	if _, ok := h.tokens.Load().Lookup(pw.token); !ok {
+	if !pw.attempt.valid() {
 		return nil, errorf(openhal.CodeUnauthorized, "token_revoked", "the token of %s was revoked", pw.c.RequestedBy.Name)
 	}
 	w := *pw.attempt

@@ -138,10 +138,14 @@ func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *j
 // measure takes a fresh reading within the read deadline and publishes it,
 // so that the reading has a seq and every client sees it.
 func (h *Hub) measure(ctx context.Context, f found, r device.Reader) (device.Snapshot, *jsonrpc.Error) {
-	if f.desc.State == device.StateOffline {
+	timeout := h.opt.Limits.ReadTimeout
+	proxy, isProxy := f.dev.(device.Proxy)
+	if isProxy {
+		timeout = proxy.Timeout()
+	} else if f.desc.State == device.StateOffline {
 		return device.Snapshot{}, newError(openhal.CodeDeviceFault, "offline", "device "+f.id+" is offline", data{"device": f.id})
 	}
-	ctx, cancel := context.WithTimeout(ctx, h.opt.Limits.ReadTimeout)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	rd, err := r.Read(ctx)
 	h.noteOutcome(f, err)
@@ -152,7 +156,7 @@ func (h *Hub) measure(ctx context.Context, f found, r device.Reader) (device.Sna
 		if ctx.Err() != nil { // the client went away
 			return device.Snapshot{}, errorf(openhal.CodeDeviceFault, "cancelled", "read cancelled")
 		}
-		return device.Snapshot{}, newError(openhal.CodeDeviceFault, "device_error", "read "+f.id+": "+err.Error(), data{"device": f.id, "detail": err.Error()})
+		return device.Snapshot{}, deviceFault("read", f.id, err)
 	}
 	snap, ok := h.reg.Publish(f.id, rd.Value, rd.TS)
 	if !ok {
@@ -171,6 +175,9 @@ func (h *Hub) noteOutcome(f found, err error) {
 		// the caller went away; the device did nothing wrong
 	case errors.Is(err, device.ErrOffline):
 		// the device has said it is offline; that state stays
+	case errors.As(err, new(*device.CodedError)):
+		// an adapter's answer or its absence: the adapter reports its
+		// devices' states itself
 	case err != nil:
 		h.reg.SetState(f.id, device.StateFault, err.Error())
 	case f.desc.State == device.StateFault:
@@ -185,4 +192,23 @@ func youngEnough(age time.Duration, maxAgeMs int64) bool {
 		return true
 	}
 	return age <= time.Duration(maxAgeMs)*time.Millisecond
+}
+
+// deviceFault is DEVICE_FAULT for a failed read or write: "offline" for a
+// device that says so, the code of a coded error (an adapter's) with its
+// error object in data.error, else "device_error" with the detail.
+func deviceFault(op, id string, err error) *jsonrpc.Error {
+	d := data{"device": id, "detail": err.Error()}
+	reason := "device_error"
+	var ce *device.CodedError
+	switch {
+	case errors.As(err, &ce):
+		reason, d["code"] = ce.Reason(), ce.Code
+		if ce.Object != nil {
+			d["error"] = ce.Object
+		}
+	case errors.Is(err, device.ErrOffline):
+		reason = "offline"
+	}
+	return newError(openhal.CodeDeviceFault, reason, op+" "+id+": "+err.Error(), d)
 }

@@ -26,6 +26,7 @@ func (h *Hub) onEvent(e device.Event) {
 			s.notify(msg)
 		}
 	})
+	h.tellListeners(method, e.Device, params)
 }
 
 // eachAudience calls fn for every connection that may be sent a
@@ -68,6 +69,7 @@ func (h *Hub) broadcast(method, device string, params any) {
 		return
 	}
 	h.eachAudience(device, func(s *session, _ token.Entry) { s.notify(msg) })
+	h.tellListeners(method, device, params)
 }
 
 // broadcastEach sends a notification whose params depend on what each
@@ -89,4 +91,5 @@ func (h *Hub) broadcastEach(method string, params func(token.Entry) any) {
 		}
 		s.notify(msg)
 	})
+	h.tellListenersEach(method, params)
 }

@@ -101,9 +101,10 @@ type Hub struct {
 	methods     map[string]method
 	stopButtons map[string]bool
 
-	mu       sync.RWMutex
-	sessions map[*session]struct{}
-	unsub    func()
+	mu        sync.RWMutex
+	sessions  map[*session]struct{}
+	listeners map[*listener]struct{} // in-process audiences (Listen)
+	unsub     func()
 }
 
 // New returns a Hub over reg. Call SetTokens and Restore before serving,

@@ -42,7 +42,8 @@ type session struct {
 	bearer      string // token from the transport (WebSocket header)
 	q           *outQueue
 	inflight    atomic.Int32
-	reserveOnly bool // admitted past MaxConnections: must be an admin's
+	reserveOnly bool   // admitted past MaxConnections: must be an admin's
+	local       *Local // set for an in-process principal (an adapter)
 
 	// ctx ends when the connection does: it cancels reads in flight, never
 	// writes (a disconnect changes no device, seed 3.1.4).

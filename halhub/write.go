@@ -28,7 +28,9 @@ type writeAttempt struct {
 	f         found
 	principal openhal.Principal
 	creator   token.Entry // the writer's token, for a confirmation's approval
-	token     string
+	// valid reports whether the writer may still write: its token not
+	// revoked, its adapter still running under the same grant.
+	valid     func() bool
 	value     any
 	reason    string
 	reply     bool
@@ -80,10 +82,9 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 	if p.Reply && f.desc.Kind != device.KindSerial {
 		return nil, errInvalidParams("reply_unsupported", "params.reply is for serial devices; %s is %s", f.id, f.desc.Kind)
 	}
-	tok, _ := s.tokenInUse()
 	w := &writeAttempt{
-		f: f, principal: principal, creator: entry, token: tok, value: v, reason: p.Reason, reply: p.Reply,
-		timeout: s.hub.writeTimeout(p), safe: f.desc.Safe != nil && device.Equal(v, f.desc.Safe),
+		f: f, principal: principal, creator: entry, valid: s.stillValid, value: v, reason: p.Reason, reply: p.Reply,
+		timeout: s.hub.writeTimeout(p, f.dev), safe: f.desc.Safe != nil && device.Equal(v, f.desc.Safe),
 	}
 	t := s.hub.order.enter(f.id)
 	return func(context.Context) (any, *jsonrpc.Error) { return s.hub.write(w, t) }, nil
@@ -105,10 +106,16 @@ func (h *Hub) writable(f found, p openhal.Principal) *jsonrpc.Error {
 	return newError(openhal.CodeNotSupported, "read_only", "device "+f.id+" is read-only", data{"device": f.id})
 }
 
-func (h *Hub) writeTimeout(p openhal.WriteParams) time.Duration {
+// writeTimeout is the write's deadline: the client's timeoutMs, else the
+// device's own (an adapter's), else the wait for an instrument's reply or
+// the Hub's default.
+func (h *Hub) writeTimeout(p openhal.WriteParams, dev device.Device) time.Duration {
+	proxy, isProxy := dev.(device.Proxy)
 	switch {
 	case p.TimeoutMs != nil:
 		return time.Duration(*p.TimeoutMs) * time.Millisecond
+	case isProxy:
+		return proxy.Timeout()
 	case p.Reply:
 		return replyTimeout
 	}
@@ -183,11 +190,8 @@ func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error) 
 		return nil, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time; its state is unknown", data{"device": f.id})
 	}
 	h.noteOutcome(f, err)
-	if errors.Is(err, device.ErrOffline) {
-		return nil, newError(openhal.CodeDeviceFault, "offline", "write "+f.id+": "+err.Error(), data{"device": f.id, "detail": err.Error()})
-	}
 	if err != nil {
-		return nil, newError(openhal.CodeDeviceFault, "device_error", "write "+f.id+": "+err.Error(), data{"device": f.id, "detail": err.Error()})
+		return nil, deviceFault("write", f.id, err)
 	}
 	auditErr := h.record(audit.Entry{Principal: w.principal, Action: "write", Device: f.id, Value: w.value,
 		Outcome: "applied", Confirmation: w.confirmation, Reason: w.reason})

@@ -43,6 +43,24 @@ func StateDir(stateDir, name string) string {
 	return filepath.Join(adaptersDir(stateDir), "state", name)
 }
 
+// MakeStateDir creates adapter name's own state directory, private (0700),
+// under a parent that every adapter's user may traverse but not list
+// (0711): each adapter reaches its own directory and no other's.
+func MakeStateDir(stateDir, name string) error {
+	dir := StateDir(stateDir, name)
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o711); err != nil {
+		return err
+	}
+	if err := os.Chmod(parent, 0o711); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	return nil
+}
+
 func recordPath(stateDir, name string) string {
 	return filepath.Join(adaptersDir(stateDir), name+".json")
 }
@@ -95,7 +113,7 @@ func Install(srcDir, stateDir string) (*Record, error) {
 	if err != nil {
 		return nil, fmt.Errorf("install adapter %s: %w", m.Name, err)
 	}
-	if err := os.MkdirAll(StateDir(stateDir, m.Name), 0o700); err != nil {
+	if err := MakeStateDir(stateDir, m.Name); err != nil {
 		return nil, fmt.Errorf("install adapter %s: %w", m.Name, err)
 	}
 	if err := replaceDir(tmp, Dir(stateDir, m.Name)); err != nil {
@@ -179,7 +197,8 @@ func copyFile(from, to string) (err error) {
 	if err != nil {
 		return err
 	}
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	mode := installedMode(fi.Mode())
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
@@ -188,8 +207,8 @@ func copyFile(from, to string) (err error) {
 			err = cerr
 		}
 	}()
-	// The umask may have narrowed the mode; the copy must keep it exactly.
-	if err := out.Chmod(fi.Mode().Perm()); err != nil {
+	// The umask may have narrowed the mode; the copy must have it exactly.
+	if err := out.Chmod(mode); err != nil {
 		return err
 	}
 	if _, err := io.Copy(out, in); err != nil {
@@ -307,4 +326,16 @@ func Remove(stateDir, name string) error {
 		return fmt.Errorf("remove adapter %s: %w", name, err)
 	}
 	return nil
+}
+
+// installedMode is an installed file's mode: readable by everyone and
+// writable by the gateway alone, executable when the source is by anyone.
+// The adapter runs as its own user and must read its folder, never change
+// it (the hash would then fail it as tampered); and only "executable by
+// anyone" counts in the hash, so the normalised mode hashes as the source.
+func installedMode(m fs.FileMode) fs.FileMode {
+	if m&0o111 != 0 {
+		return 0o755
+	}
+	return 0o644
 }

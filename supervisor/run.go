@@ -1,0 +1,269 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"gateway/adapterproto"
+	"gateway/supervisor/conn"
+	"gateway/supervisor/eventq"
+	"gateway/supervisor/manifest"
+	"gateway/supervisor/process"
+	"gateway/supervisor/restart"
+	"gateway/supervisor/strikes"
+)
+
+// killWait bounds the wait for a SIGKILLed leader to be reaped. SIGKILL
+// ends a process at once unless it is stuck in the kernel; the loop must
+// not be held by one that is.
+const killWait = 2 * time.Second
+
+// run is one process of an adapter, from spawn to its end.
+type run struct {
+	proc     *process.Proc
+	conn     *conn.Conn
+	events   *eventq.Queue // services
+	strikes  *strikes.Strikes
+	unlisten func()
+	started  time.Time
+}
+
+// failure is a start that fails the adapter rather than crash it.
+type failure struct {
+	reason restart.Reason
+	detail string
+}
+
+func (f *failure) Error() string { return f.reason.String() + ": " + f.detail }
+
+// start runs section 8's spawn and section 4's handshake: the installed
+// folder is hashed first (a mismatch is tampered, without spawning), the
+// process started, and the handshake judged. It returns the ready run, a
+// *failure, or the error of a crashed start.
+func (a *adapter) start(ctx context.Context) (*run, error) {
+	a.mu.Lock()
+	a.gen++
+	a.setStateLocked(restart.Starting, restart.NoReason, "")
+	a.mu.Unlock()
+	stateDir := manifest.StateDir(a.s.opt.StateDir, a.name)
+	if err := manifest.Verify(a.s.opt.StateDir, a.name); err != nil {
+		if errors.Is(err, manifest.ErrTampered) {
+			return nil, &failure{restart.Tampered, err.Error()}
+		}
+		return nil, &failure{restart.Manifest, err.Error()}
+	}
+	if err := a.prepareStateDir(stateDir); err != nil {
+		return nil, &failure{restart.Spawn, err.Error()}
+	}
+	dir := manifest.Dir(a.s.opt.StateDir, a.name)
+	proc, err := process.Start(ctx, process.Spec{
+		Path: filepath.Join(dir, filepath.FromSlash(a.man.Exec)), Args: a.man.Args, Dir: dir,
+		Env: a.s.environment(stateDir, a.man.EnvPass), Credential: a.s.cred,
+	})
+	if err != nil {
+		return nil, &failure{restart.Spawn, err.Error()}
+	}
+	go a.stderr.Copy(proc.Stderr)
+	now := a.s.clk.Now()
+	a.tracker.Started(now)
+	r := &run{proc: proc, started: now, strikes: &strikes.Strikes{Clock: a.s.clk}}
+	if !a.isTool() {
+		r.events = eventq.New(a.s.opt.Limits.EventQueue)
+	}
+	a.mu.Lock()
+	a.pid = proc.Pid()
+	a.mu.Unlock()
+	c, err := conn.Open(ctx, proc.Stdout, proc.Stdin, a.connConfig(r, stateDir))
+	if err != nil {
+		a.kill(r)
+		var he *conn.HandshakeError
+		if errors.As(err, &he) && he.Failure != restart.NoReason {
+			return nil, &failure{he.Failure, he.Detail}
+		}
+		return nil, err
+	}
+	r.conn = c
+	if r.events != nil {
+		r.unlisten = a.s.opt.Hub.Listen(a.entry(), func(method string, params json.RawMessage) {
+			r.events.Push(eventq.Event{Type: strings.TrimPrefix(method, "hal/"), Data: params})
+		})
+	}
+	a.mu.Lock()
+	a.cur, a.started = r, now
+	a.setStateLocked(restart.Running, restart.NoReason, "")
+	a.mu.Unlock()
+	a.devicesUp()
+	return r, nil
+}
+
+func (a *adapter) connConfig(r *run, stateDir string) conn.Config {
+	return conn.Config{
+		Record:  adapterproto.Info{Name: a.rec.Name, Version: a.rec.Version},
+		Kind:    a.man.Kind,
+		Grant:   a.man.Grant,
+		State:   stateDir,
+		Host:    adapterproto.Host{Name: adapterproto.HostName, Version: a.s.opt.Version, Product: adapterproto.HostProduct},
+		Limits:  a.s.opt.Limits,
+		Timing:  a.connTiming(),
+		Clock:   a.s.clk,
+		Handler: &handler{a: a},
+		Events:  r.events,
+		Strikes: r.strikes,
+		Log:     a.s.log,
+	}
+}
+
+// connTiming is the connection's timing with the manifest's request
+// deadline.
+func (a *adapter) connTiming() conn.Timing {
+	t := a.s.opt.Timing.Conn
+	if ms := a.man.Timeouts.RequestMs; ms > 0 {
+		t.Request = time.Duration(ms) * time.Millisecond
+	}
+	return t
+}
+
+// prepareStateDir gives the adapter its own state directory (its HOME):
+// owned by its user, private to it.
+func (a *adapter) prepareStateDir(dir string) error {
+	if err := manifest.MakeStateDir(a.s.opt.StateDir, a.name); err != nil {
+		return fmt.Errorf("create the adapter's state directory: %w", err)
+	}
+	if c := a.s.cred; c != nil {
+		if err := os.Chown(dir, int(c.Uid), int(c.Gid)); err != nil {
+			return fmt.Errorf("give the state directory to the adapter's user: %w", err)
+		}
+	}
+	return os.Chmod(dir, 0o700)
+}
+
+// kill ends a run at once (section 1: SIGKILL to the whole group), reaps
+// it and kills what escaped the group.
+func (a *adapter) kill(r *run) {
+	if err := r.proc.Kill(); err != nil {
+		a.log.Warn("kill adapter", "err", err)
+	}
+	select {
+	case <-r.proc.Wait():
+	case <-time.After(killWait):
+		a.log.Error("adapter not reaped after SIGKILL", "pid", r.proc.Pid())
+	}
+	if escapees, remaining, err := process.Sweep(r.proc); err != nil || len(escapees) > 0 || len(remaining) > 0 {
+		a.log.Warn("adapter sweep", "escapees", escapees, "remaining", remaining, "err", err)
+	}
+	a.finish(r)
+}
+
+// stop runs the fixed stop sequence (section 8) on a run.
+func (a *adapter) stop(r *run, why string) {
+	a.setState(restart.Stopping, why)
+	var shutdown func() <-chan struct{}
+	if r.conn != nil {
+		shutdown = func() <-chan struct{} { return r.conn.Shutdown(a.s.opt.Timing.Events) }
+	}
+	rep := process.Stop(r.proc, shutdown, a.s.opt.Timing.Stop, a.s.clk)
+	a.log.Info("adapter stopped", "why", why, "replied", rep.Replied, "exited", rep.Exited, "status", rep.Status,
+		"signals", len(rep.Signals), "escapees", rep.Escapees, "took", rep.Ended.Sub(rep.T0))
+	if len(rep.Remaining) > 0 || rep.Err != nil {
+		a.log.Error("adapter stop left processes", "remaining", rep.Remaining, "err", rep.Err)
+	}
+	a.finish(r)
+	a.setState(restart.Stopped, why)
+}
+
+// finish detaches an ended run: its connection, events and devices.
+func (a *adapter) finish(r *run) {
+	if r.conn != nil {
+		r.conn.Close()
+	}
+	if r.unlisten != nil {
+		r.unlisten()
+	}
+	if r.events != nil {
+		r.events.Close()
+	}
+	r.proc.Close()
+	a.mu.Lock()
+	if r.conn != nil {
+		st := r.conn.Stats()
+		a.totals.lateReplies += st.LateReplies
+	}
+	a.totals.strikes += r.strikes.Total()
+	if r.events != nil {
+		a.totals.dropped += r.events.Dropped()
+	}
+	if st, err := r.proc.ExitStatus(); err == nil && st != (process.ExitStatus{}) {
+		a.lastExit = st.String()
+	}
+	a.pid = 0
+	if a.cur == r {
+		a.cur = nil
+	}
+	a.mu.Unlock()
+	a.devicesDown("adapter " + a.name + " is not running")
+}
+
+// await waits for a service's run to end. It returns nil when ctx ends
+// (the gateway stops), else why the run crashed.
+func (a *adapter) await(ctx context.Context, r *run) error {
+	select {
+	case <-ctx.Done():
+		return nil
+	case <-r.conn.Done():
+		return a.endReason(r)
+	case <-r.proc.Wait():
+		return a.exitReason(r)
+	}
+}
+
+// endReason says why a connection ended; for an adapter that closed its
+// output by exiting, its exit says more, so it is given a moment.
+func (a *adapter) endReason(r *run) error {
+	e, _ := r.conn.Err().(*conn.EndError)
+	if e != nil && !e.Kill {
+		select {
+		case <-r.proc.Wait():
+			return a.exitReason(r)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	return r.conn.Err()
+}
+
+func (a *adapter) exitReason(r *run) error {
+	st, _ := r.proc.ExitStatus()
+	return fmt.Errorf("the adapter %s", exitWords(st))
+}
+
+func exitWords(st process.ExitStatus) string {
+	if st.Signaled() {
+		return "was killed by signal " + st.Signal.String()
+	}
+	return fmt.Sprintf("exited with code %d", st.Code)
+}
+
+// crashed books a crash (section 7) and reports the delay before the next
+// start, or fails the adapter after the last allowed crash.
+func (a *adapter) crashed(err error) (delay time.Duration, failed bool) {
+	delay, failed = a.tracker.Crashed(a.s.clk.Now())
+	a.mu.Lock()
+	a.totals.crashes++
+	a.consecutive = a.tracker.Consecutive()
+	a.lastExitWhy(err)
+	a.mu.Unlock()
+	if failed {
+		a.fail(restart.Crashloop, fmt.Sprintf("%d crashes in a row, the last: %v", a.tracker.Consecutive(), err))
+	}
+	a.log.Warn("adapter crashed", "err", err, "consecutive", a.tracker.Consecutive(), "restart_in", delay)
+	return delay, failed
+}
+
+// lastExitWhy records a crash's cause as the last exit: it says more than
+// the exit status (a kill for missed pings is also "signal: killed").
+func (a *adapter) lastExitWhy(err error) { a.lastExit = err.Error() }
