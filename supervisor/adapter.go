@@ -31,6 +31,8 @@ type adapter struct {
 
 	tracker *restart.Tracker // owned by the loop
 	wake    chan struct{}    // the loop has something to look at
+	cancel  func()           // ends the loop (set by Start)
+	done    chan struct{}    // closed when the loop has returned
 
 	mu           sync.Mutex
 	state        restart.State

@@ -177,6 +177,18 @@ func (a *adapter) registerDeclared() error {
 	return nil
 }
 
+// unregister removes every device of the adapter from the Hub, once its
+// loop has returned (a reload).
+func (a *adapter) unregister() {
+	a.devicesDown("adapter " + a.name + " reloaded")
+	for _, d := range a.declaredList() {
+		a.s.opt.Registry.Remove(d.desc.ID, "adapter "+a.name+" reloaded")
+	}
+	a.devices.mu.Lock()
+	a.devices.declared = map[string]*adapterDevice{}
+	a.devices.mu.Unlock()
+}
+
 // devicesUp marks the declared devices ok once a run is ready.
 func (a *adapter) devicesUp() {
 	for _, d := range a.declaredList() {

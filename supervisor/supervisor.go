@@ -136,12 +136,49 @@ func (s *Supervisor) Start() {
 	defer s.mu.Unlock()
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	for _, a := range s.adapters {
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			a.loop(s.ctx)
-		}()
+		s.startLocked(a)
 	}
+}
+
+// startLocked starts a's loop under its own context, so that one adapter
+// can be reloaded alone. The caller holds s.mu.
+func (s *Supervisor) startLocked(a *adapter) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	a.cancel, a.done = cancel, make(chan struct{})
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(a.done)
+		a.loop(ctx)
+	}()
+}
+
+// Reload applies a change of an adapter's install (install, reinstall,
+// remove) to the running gateway: its run is stopped with the stop
+// sequence, its devices unregistered, its install read again and, if it is
+// still installed, it starts afresh, its failure and crash count cleared
+// (reinstalling re-records name, version and hash; section 2).
+func (s *Supervisor) Reload(name string) error {
+	s.mu.Lock()
+	a, ok := s.adapters[name]
+	s.mu.Unlock()
+	if !ok {
+		return fmt.Errorf("adapter %s is not enabled in the configuration", name)
+	}
+	if a.cancel != nil {
+		a.cancel()
+		<-a.done
+	}
+	a.unregister()
+	a.close()
+	fresh := s.load(name)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.adapters[name] = fresh
+	if s.ctx != nil && s.ctx.Err() == nil {
+		s.startLocked(fresh)
+	}
+	return nil
 }
 
 // Stop stops every adapter in parallel, each with the fixed stop sequence,
