@@ -12,6 +12,7 @@ import (
 	"gateway/halhub/token"
 	"gateway/openhal"
 	"gateway/supervisor/manifest"
+	"gateway/supervisor/process"
 	"gateway/supervisor/restart"
 	"gateway/supervisor/stderrlog"
 )
@@ -50,6 +51,7 @@ type adapter struct {
 	// consecutive mirrors the tracker's count, which the loop owns.
 	consecutive int
 	lastExit    string
+	lastStop    *process.StopReport // the last stop's timeline
 	started     time.Time
 	totals      totals
 	devices     deviceSet

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"gateway/adapterproto"
@@ -86,6 +87,10 @@ func (a *adapter) start(ctx context.Context) (*run, error) {
 		if errors.As(err, &he) && he.Failure != restart.NoReason {
 			return nil, &failure{he.Failure, he.Detail}
 		}
+		// An adapter that exited by itself says more by its exit.
+		if st, werr := r.proc.ExitStatus(); werr == nil && !(st.Signaled() && st.Signal == syscall.SIGKILL) {
+			err = fmt.Errorf("%w; the adapter %s", err, exitWords(st))
+		}
 		return nil, err
 	}
 	r.conn = c
@@ -163,6 +168,12 @@ func (a *adapter) kill(r *run) {
 // stop runs the fixed stop sequence (section 8) on a run.
 func (a *adapter) stop(r *run, why string) {
 	a.setState(restart.Stopping, why)
+	// Events from here on are not the stop's to deliver: only those
+	// already queued are written (section 8), and later ones are not drops.
+	if r.unlisten != nil {
+		r.unlisten()
+		r.unlisten = nil
+	}
 	var shutdown func() <-chan struct{}
 	if r.conn != nil {
 		shutdown = func() <-chan struct{} { return r.conn.Shutdown(a.s.opt.Timing.Events) }
@@ -173,6 +184,9 @@ func (a *adapter) stop(r *run, why string) {
 	if len(rep.Remaining) > 0 || rep.Err != nil {
 		a.log.Error("adapter stop left processes", "remaining", rep.Remaining, "err", rep.Err)
 	}
+	a.mu.Lock()
+	a.lastStop = &rep
+	a.mu.Unlock()
 	a.finish(r)
 	a.setState(restart.Stopped, why)
 }
@@ -198,8 +212,12 @@ func (a *adapter) finish(r *run) {
 	if r.events != nil {
 		a.totals.dropped += r.events.Dropped()
 	}
-	if st, err := r.proc.ExitStatus(); err == nil && st != (process.ExitStatus{}) {
-		a.lastExit = st.String()
+	select {
+	case <-r.proc.Wait():
+		if st, err := r.proc.ExitStatus(); err == nil {
+			a.lastExit = exitWords(st)
+		}
+	default:
 	}
 	a.pid = 0
 	if a.cur == r {
@@ -238,7 +256,7 @@ func (a *adapter) endReason(r *run) error {
 
 func (a *adapter) exitReason(r *run) error {
 	st, _ := r.proc.ExitStatus()
-	return fmt.Errorf("the adapter %s", exitWords(st))
+	return errors.New("the adapter " + exitWords(st))
 }
 
 func exitWords(st process.ExitStatus) string {
@@ -246,6 +264,12 @@ func exitWords(st process.ExitStatus) string {
 		return "was killed by signal " + st.Signal.String()
 	}
 	return fmt.Sprintf("exited with code %d", st.Code)
+}
+
+func (a *adapter) stopReport() *process.StopReport {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.lastStop
 }
 
 // crashed books a crash (section 7) and reports the delay before the next

@@ -77,6 +77,9 @@ type Options struct {
 	// LookupEnv reads the gateway's environment for the manifests'
 	// env_pass; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+
+	// canSwitchUsers replaces the capability check in tests.
+	canSwitchUsers func() bool
 }
 
 // Supervisor runs the enabled adapters.

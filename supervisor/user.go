@@ -26,7 +26,11 @@ func (s *Supervisor) chooseUser() error {
 	if name == "" {
 		name = DefaultUser
 	}
-	if !canSwitchUsers() {
+	can := canSwitchUsers
+	if s.opt.canSwitchUsers != nil {
+		can = s.opt.canSwitchUsers
+	}
+	if !can() {
 		me := strconv.Itoa(os.Geteuid())
 		if u, err := user.Current(); err == nil {
 			me = u.Username
