@@ -3,6 +3,7 @@ package supervisor
 import (
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -111,5 +112,31 @@ func TestToolCrash(t *testing.T) {
 	}
 	if d, _ := b.reg.Describe("tool.temp"); d.State != device.StateOffline {
 		t.Fatalf("a failed tool's device is %s", d.State)
+	}
+}
+
+// A tool's clean stop when idle ends its series of crashes (section 7).
+func TestToolIdleStopResetsCount(t *testing.T) {
+	b := newBench(t, spec{name: "tool", kind: "tool", args: []string{"--values", `{"temp":3}`}, devices: tempDevice})
+	b.start()
+	c := b.client()
+	if _, err := c.Read(ctxWait(t), "tool.temp", 0); err != nil {
+		t.Fatal(err)
+	}
+	// Killed from outside while warm: a crash.
+	if err := syscall.Kill(b.startRecord("tool").Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// The loop books the crash before it marks the tool stopped.
+	if st := b.waitState("tool", restart.Stopped); st.Consecutive != 1 {
+		t.Fatalf("after the kill: %+v", st)
+	}
+	if _, err := c.Read(ctxWait(t), "tool.temp", 0); err != nil {
+		t.Fatal(err)
+	}
+	b.waitState("tool", restart.Running)
+	st := b.waitState("tool", restart.Stopped) // idle
+	if st.Consecutive != 0 || st.Crashes != 1 {
+		t.Fatalf("after a clean idle stop: %+v", st)
 	}
 }
