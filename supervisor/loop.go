@@ -70,7 +70,7 @@ func (a *adapter) toolLoop(ctx context.Context) {
 		a.mu.Unlock()
 		if err == nil {
 			a.touch()
-			if err = a.awaitTool(ctx, r); err == nil {
+			if err = a.await(ctx, r); err == nil {
 				if ctx.Err() != nil {
 					a.stop(r, "the gateway is stopping")
 					return
@@ -121,28 +121,6 @@ func (a *adapter) waitRunnable(ctx context.Context, want func() bool) bool {
 		case <-ctx.Done():
 			return false
 		case <-a.wake:
-		}
-	}
-}
-
-// awaitTool waits for a tool's run to end or go idle: nil when it is idle
-// or ctx ended, else why it crashed.
-func (a *adapter) awaitTool(ctx context.Context, r *run) error {
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-r.conn.Done():
-			return a.endReason(r)
-		case <-r.proc.Wait():
-			return a.exitReason(r)
-		case <-a.wake:
-		}
-		a.mu.Lock()
-		idle := a.inUse == 0 && a.s.clk.Now().Sub(a.lastUsed) >= a.s.opt.Timing.Warm
-		a.mu.Unlock()
-		if idle {
-			return nil
 		}
 	}
 }

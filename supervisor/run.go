@@ -227,16 +227,30 @@ func (a *adapter) finish(r *run) {
 	a.devicesDown("adapter " + a.name + " is not running")
 }
 
-// await waits for a service's run to end. It returns nil when ctx ends
-// (the gateway stops), else why the run crashed.
+// await waits for a run to end. It returns nil when ctx ends (the gateway
+// stops) or, for a tool, when it has been idle its warm time; else why the
+// run crashed.
 func (a *adapter) await(ctx context.Context, r *run) error {
-	select {
-	case <-ctx.Done():
-		return nil
-	case <-r.conn.Done():
-		return a.endReason(r)
-	case <-r.proc.Wait():
-		return a.exitReason(r)
+	var wake <-chan struct{} // a service has no idle time: never woken
+	if a.isTool() {
+		wake = a.wake
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-r.conn.Done():
+			return a.endReason(r)
+		case <-r.proc.Wait():
+			return a.exitReason(r)
+		case <-wake:
+		}
+		a.mu.Lock()
+		idle := a.inUse == 0 && a.s.clk.Now().Sub(a.lastUsed) >= a.s.opt.Timing.Warm
+		a.mu.Unlock()
+		if idle {
+			return nil
+		}
 	}
 }
 

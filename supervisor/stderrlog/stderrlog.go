@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -130,8 +131,10 @@ func New(dir, name string, opts Options) (*Log, error) {
 }
 
 // path returns the name of file i: 0 is the current file, i>0 rotated ones.
-func (l *Log) path(i int) string {
-	p := filepath.Join(l.dir, l.name+".log")
+func (l *Log) path(i int) string { return logPath(l.dir, l.name, i) }
+
+func logPath(dir, name string, i int) string {
+	p := filepath.Join(dir, name+".log")
 	if i > 0 {
 		p += "." + strconv.Itoa(i)
 	}
@@ -393,16 +396,43 @@ func (l *Log) Tail(n int) ([]string, error) {
 			return nil, fmt.Errorf("stderrlog: writing log: %w", err)
 		}
 	}
+	lines, _, err := readTail(l.dir, l.name, l.opt.Files, n)
+	return lines, err
+}
+
+// ReadTail returns the last n lines of the log name in dir, across the
+// current and rotated files, oldest first, as stored: what Tail returns,
+// for a reader without the Log, such as `gateway adapter logs` in another
+// process than the gateway's. It only reads. A log with no file at all is
+// an error wrapping fs.ErrNotExist.
+func ReadTail(dir, name string, n int) ([]string, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+		return nil, fmt.Errorf("stderrlog: invalid log name %q", name)
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	lines, found, err := readTail(dir, name, DefaultFiles, n)
+	if err == nil && !found {
+		err = fmt.Errorf("stderrlog: no log %s: %w", logPath(dir, name, 0), fs.ErrNotExist)
+	}
+	return lines, err
+}
+
+// readTail reads the last n lines of the first files files of log name,
+// newest file first, and reports whether any file was there.
+func readTail(dir, name string, files, n int) (_ []string, found bool, _ error) {
 	var chunks [][]string // newest file first
 	got := 0
-	for i := 0; i < l.opt.Files && got < n; i++ {
-		data, err := os.ReadFile(l.path(i))
+	for i := 0; i < files && got < n; i++ {
+		data, err := os.ReadFile(logPath(dir, name, i))
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("stderrlog: reading log for tail: %w", err)
+			return nil, found, fmt.Errorf("stderrlog: reading log for tail: %w", err)
 		}
+		found = true
 		lines := strings.Split(string(bytes.TrimSuffix(data, []byte("\n"))), "\n")
 		if len(data) == 0 {
 			lines = nil
@@ -417,7 +447,7 @@ func (l *Log) Tail(n int) ([]string, error) {
 	for i := len(chunks) - 1; i >= 0; i-- {
 		out = append(out, chunks[i]...)
 	}
-	return out, nil
+	return out, found, nil
 }
 
 // Stats returns the counts so far.

@@ -1,8 +1,10 @@
 package stderrlog
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -437,5 +439,54 @@ func TestCopyDrainsAfterWriteError(t *testing.T) {
 	}
 	if r.i != r.count {
 		t.Errorf("Copy stopped reading after %d of %d lines", r.i, r.count)
+	}
+}
+
+// ReadTail reads what Tail returns, from the files alone, for a process
+// other than the one writing them.
+func TestReadTail(t *testing.T) {
+	clk := clocktest.NewFake(epoch)
+	l, dir := newLog(t, Options{Clock: clk, FileBytes: 100})
+	var in strings.Builder
+	for i := 0; i < 20; i++ {
+		fmt.Fprintf(&in, "line %02d\n", i)
+	}
+	if err := l.Copy(strings.NewReader(in.String())); err != nil {
+		t.Fatal(err)
+	}
+	// 5 files of 2 lines: the last 10 lines are kept.
+	for _, n := range []int{0, 1, 3, 10, 50} {
+		want, err := l.Tail(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadTail(dir, "ad", n)
+		if err != nil {
+			t.Fatalf("ReadTail(%d): %v", n, err)
+		}
+		if strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("ReadTail(%d) = %q, Tail = %q", n, got, want)
+		}
+		if n == 50 && (len(got) != 10 || got[9] != stamp+"line 19") {
+			t.Errorf("ReadTail(50) = %q, want lines 10 to 19", got)
+		}
+	}
+}
+
+func TestReadTailMissing(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := ReadTail(dir, "none", 5); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadTail of no log: %v, want fs.ErrNotExist", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "empty.log"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadTail(dir, "empty", 5); err != nil || len(got) != 0 {
+		t.Errorf("ReadTail of an empty log = %q, %v", got, err)
+	}
+	for _, name := range []string{"", "..", "a/b"} {
+		if _, err := ReadTail(dir, name, 5); err == nil || errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("ReadTail(%q): %v, want an invalid name", name, err)
+		}
 	}
 }
