@@ -11,10 +11,29 @@ FUZZTIME ?= 30s
 # Fuzz targets as package:Target.
 FUZZ_TARGETS := ./jsonrpc:FuzzDecodeHAL ./jsonrpc:FuzzDecodeAdapter ./halhub:FuzzHandle
 
-.PHONY: build run test lint bench fuzz clean
+# Example adapters, built into installable folders under bin/adapters
+# (gateway adapter install bin/adapters/NAME).
+ADAPTERS_DIR := bin/adapters
+GO_ADAPTERS  := notifier sysinfo
+
+.PHONY: build run test lint bench fuzz clean adapters
 
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gateway
+
+# Each folder holds the executable and its adapter.json; pyledger is a
+# Python script, copied with its mode (0755).
+adapters:
+	@set -e; for a in $(GO_ADAPTERS); do \
+		mkdir -p $(ADAPTERS_DIR)/$$a; \
+		echo "build $(ADAPTERS_DIR)/$$a"; \
+		CGO_ENABLED=0 $(GO) build -trimpath -o $(ADAPTERS_DIR)/$$a/$$a ./adapters/examples/$$a; \
+		cp adapters/examples/$$a/adapter.json $(ADAPTERS_DIR)/$$a/adapter.json; \
+	done
+	mkdir -p $(ADAPTERS_DIR)/pyledger
+	cp adapters/examples/pyledger/adapter.json $(ADAPTERS_DIR)/pyledger/adapter.json
+	cp -p adapters/examples/pyledger/pyledger.py $(ADAPTERS_DIR)/pyledger/pyledger.py
+	chmod 0755 $(ADAPTERS_DIR)/pyledger/pyledger.py
 
 # Runs the gateway on the sim board (the embedded default configuration).
 run: build

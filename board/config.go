@@ -34,11 +34,27 @@ type Config struct {
 	// StopButtonID names a gpio.input whose true engages the emergency
 	// stop; empty: none. StopButton returns it.
 	StopButtonID string `yaml:"stopButton"`
+	// Adapters says which installed adapters run, and as whom.
+	Adapters AdaptersConfig `yaml:"adapters"`
 
 	// lines holds the line of each device entry in the file it was
 	// parsed from, so that of two devices that claim one pin the later
 	// in the file is the one reported.
 	lines map[string]int
+}
+
+// AdaptersConfig says which installed adapters the gateway runs
+// (adapter protocol 1). Installing an adapter does not run it: an operator
+// enables it here, so that what runs on a board is in its configuration.
+type AdaptersConfig struct {
+	// Enabled names installed adapters to run. An enabled adapter that is
+	// not installed is shown as failed rather than refused, so that the
+	// file can be written before the install; `gateway check` does not
+	// look at the state directory.
+	Enabled []string `yaml:"enabled"`
+	// User is the system user adapters run as, without the gateway's
+	// groups and files.
+	User string `yaml:"user"`
 }
 
 // HubConfig is how the Hub serves clients.

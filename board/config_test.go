@@ -24,7 +24,8 @@ func TestDefault(t *testing.T) {
 				AuthFailures: 5, AuthWindow: time.Minute,
 			},
 		},
-		Sim: sim.Config{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
+		Sim:      sim.Config{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
+		Adapters: AdaptersConfig{Enabled: []string{}, User: "gateway-adapter"},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -76,6 +77,12 @@ sim:
 				MetricsPublic: true,
 			}
 			c.Sim = sim.Config{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
+		}},
+		{"adapters", "board: sim\nadapters:\n  enabled: [notifier, py-ledger2]\n  user: nobody\n", func(c *Config) {
+			c.Adapters = AdaptersConfig{Enabled: []string{"notifier", "py-ledger2"}, User: "nobody"}
+		}},
+		{"adapters user keeps its default", "board: sim\nadapters:\n  enabled: [notifier]\n", func(c *Config) {
+			c.Adapters.Enabled = []string{"notifier"}
 		}},
 		{"anchors and aliases", "board: sim\nsim:\n  meterInterval: &i 3s\n  pollInterval: *i\n", func(c *Config) {
 			c.Sim.MeterInterval, c.Sim.PollInterval = 3*time.Second, 3*time.Second
@@ -166,6 +173,15 @@ func TestParseErrors(t *testing.T) {
 		{"zero interval", sim("  meterInterval: 0s\n"), "sim.meterInterval: must be a positive duration, got 0s"},
 		{"zero poll", sim("  pollInterval: 0s\n"), "sim.pollInterval: must be a positive duration, got 0s"},
 		{"threshold too small", sim("  temperatureThreshold: 0\n"), "sim.temperatureThreshold: must be at least 0.001, got 0"},
+		{"adapter name", "board: sim\nadapters:\n  enabled: [notifier, Notifier]\n", `adapters.enabled[1]: want an adapter name matching ^[a-z][a-z0-9-]{0,31}$, got "Notifier"`},
+		{"adapter name too long", "board: sim\nadapters:\n  enabled: [" + strings.Repeat("a", 33) + "]\n", `adapters.enabled[0]: want an adapter name matching ^[a-z][a-z0-9-]{0,31}$, got "` + strings.Repeat("a", 33) + `"`},
+		{"adapter name reserved", "board: sim\nadapters:\n  enabled: [state]\n", `adapters.enabled[0]: "state" is reserved, not an adapter name`},
+		{"adapter enabled twice", "board: sim\nadapters:\n  enabled: [a, b, a]\n", `adapters.enabled[2]: "a" is already enabled (adapters.enabled[0])`},
+		{"adapters enabled not a list", "board: sim\nadapters:\n  enabled: notifier\n", `adapters.enabled: want a list ([] for none), got "notifier"`},
+		{"adapters enabled nothing", "board: sim\nadapters:\n  enabled:\n", `adapters.enabled: want a list ([] for none), got nothing`},
+		{"adapters unknown field", "board: sim\nadapters:\n  enable: [a]\n", `adapters.enable: unknown field`},
+		{"adapter user empty", "board: sim\nadapters:\n  user: \"\"\n", `adapters.user: "" is not a user name`},
+		{"adapter user bad", "board: sim\nadapters:\n  user: \"a b\"\n", `adapters.user: "a b" is not a user name`},
 		{"threshold not finite", sim("  temperatureThreshold: .inf\n"), "sim.temperatureThreshold: want a finite number, got +Inf"},
 	}
 	for _, tt := range tests {

@@ -60,6 +60,7 @@ func (c *Config) checkOn(t target, known bool) Errors {
 	v.tlsFiles(c.Hub.TLS)
 	v.simBoard(c.Sim)
 	v.devices(c, t, known)
+	v.adapters(c.Adapters)
 	return v.errs
 }
 
@@ -188,5 +189,29 @@ func (v *validator) simBoard(s sim.Config) {
 func (v *validator) duration(path string, d time.Duration) {
 	if d <= 0 {
 		v.add(path, "must be a positive duration, got %v", d)
+	}
+}
+
+// adapterName is what protocol 1 allows as an adapter's name; "state" is
+// taken by the folder of the adapters' own data.
+var adapterName = regexp.MustCompile(`^[a-z][a-z0-9-]{0,31}$`)
+
+func (v *validator) adapters(a AdaptersConfig) {
+	seen := map[string]int{}
+	for i, name := range a.Enabled {
+		path := fmt.Sprintf("adapters.enabled[%d]", i)
+		switch first, dup := seen[name]; {
+		case !adapterName.MatchString(name):
+			v.add(path, "want an adapter name matching %s, got %q", adapterName, name)
+		case name == "state":
+			v.add(path, "%q is reserved, not an adapter name", name)
+		case dup:
+			v.add(path, "%q is already enabled (adapters.enabled[%d])", name, first)
+		default:
+			seen[name] = i
+		}
+	}
+	if a.User == "" || strings.ContainsAny(a.User, ": \t\n\x00/") {
+		v.add("adapters.user", "%q is not a user name", a.User)
 	}
 }

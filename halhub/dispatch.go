@@ -25,6 +25,9 @@ type method struct {
 	// the serve function to run. hal/write uses it to keep writes to a
 	// device in the order they were received.
 	prepare func(s *session, params json.RawMessage) (serve func(ctx context.Context) (any, *jsonrpc.Error), err *jsonrpc.Error)
+	// extension marks the gateway's own methods (Options.Extensions),
+	// which no conformance level names: every level serves them.
+	extension bool
 }
 
 // methods are the requests this Hub serves after hal/initialize.
@@ -91,7 +94,7 @@ func (s *session) handleRequest(m jsonrpc.Message) {
 		return
 	}
 	meth, ok := s.hub.methods[m.Method]
-	if !ok || !s.hub.opt.Level.Allows(m.Method) {
+	if !ok || !(meth.extension || s.hub.opt.Level.Allows(m.Method)) {
 		s.replyError(m.ID, errMethodNotFound(m.Method))
 		return
 	}

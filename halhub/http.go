@@ -3,6 +3,7 @@ package halhub
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"sort"
 	"strings"
@@ -18,6 +19,9 @@ type HTTPOptions struct {
 	// Probes are the parts /healthz checks, by name: each returns nil
 	// when its part makes progress. The Hub adds its own ("hub").
 	Probes map[string]func(context.Context) error
+	// Metrics, when set, appends the gateway's other metrics (the
+	// adapters') to /metrics, in the text format, after the Hub's.
+	Metrics func(w io.Writer)
 }
 
 // healthDeadline is how long a part may take to show progress (spec §2).
@@ -53,6 +57,9 @@ func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 		}
 		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
 		h.writeMetrics(w)
+		if opt.Metrics != nil {
+			opt.Metrics(w)
+		}
 	})
 	return mux
 }

@@ -78,6 +78,9 @@ type Options struct {
 	// StopButtons are the ids of inputs whose true engages the emergency
 	// stop (with principal {hub, id}) and holds off hal/resume.
 	StopButtons []string
+	// Extensions are the gateway's own request methods, by name (under
+	// ExtensionPrefix), served beside the protocol's.
+	Extensions map[string]Extension
 }
 
 // Hub serves one registry.
@@ -139,6 +142,7 @@ func New(reg *device.Registry, opt Options) *Hub {
 		loop:     newSafetyLoop(),
 		confirms: newConfirmations(),
 	}
+	addExtensions(h.methods, opt.Extensions)
 	h.stopButtons = map[string]bool{}
 	for _, id := range opt.StopButtons {
 		h.stopButtons[id] = true

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -26,6 +27,8 @@ import (
 	"gateway/halhub/audit"
 	"gateway/halhub/token"
 	"gateway/openhal"
+	"gateway/supervisor"
+	"gateway/supervisor/process"
 	"gateway/tlscert"
 )
 
@@ -36,6 +39,11 @@ const shutdownGrace = 2 * time.Second
 // runGateway wires the gateway together and serves until ctx ends.
 func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *slog.Logger) error {
 	log.Info("starting", "version", version, "board", cfg.Board, "state_dir", stateDir)
+	// An adapter's grandchild that left its process group is re-parented
+	// to us, not to init, so that stopping the adapter finds it.
+	if err := process.SetSubreaper(); err != nil {
+		log.Warn("cannot become a child subreaper: an adapter's orphaned grandchildren may outlive it", "err", err)
+	}
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return fmt.Errorf("create state directory: %w", err)
 	}
@@ -51,6 +59,7 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 	}
 
 	reg := device.NewRegistry(nil)
+	adapters := &adapterService{} // its supervisor is set once the Hub exists
 	var stopButtons []string
 	if id := cfg.StopButton(); id != "" {
 		stopButtons = append(stopButtons, id)
@@ -67,6 +76,7 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 		StopButtons:  stopButtons,
 		AuthFailures: cfg.Hub.Limits.AuthFailures,
 		AuthWindow:   cfg.Hub.Limits.AuthWindow,
+		Extensions:   adapters.extensions(),
 	})
 	defer hub.Close()
 	hub.SetTokens(tokens)
@@ -88,15 +98,30 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 	if err := hub.Restore(); err != nil {
 		return fmt.Errorf("restore hub state: %w", err)
 	}
-
-	stopListeners, err := listen(cfg, stateDir, hub, log)
+	sup, err := supervisor.New(supervisor.Options{
+		StateDir: stateDir,
+		Enabled:  cfg.Adapters.Enabled,
+		Hub:      hub,
+		Registry: reg,
+		Version:  version,
+		User:     cfg.Adapters.User,
+		Log:      log.With("part", "supervisor"),
+	})
 	if err != nil {
 		return err
 	}
-	log.Info("ready", "devices", len(reg.List()), "conformance", cfg.Hub.Conformance)
+	adapters.sup = sup
+
+	stopListeners, err := listen(cfg, stateDir, hub, adapters.writeMetrics, log)
+	if err != nil {
+		return err
+	}
+	sup.Start()
+	log.Info("ready", "devices", len(reg.List()), "conformance", cfg.Hub.Conformance, "adapters", len(cfg.Adapters.Enabled))
 	<-ctx.Done()
 	log.Info("stopping")
 	stopListeners()
+	sup.Stop()
 	return nil
 }
 
@@ -227,7 +252,7 @@ func hubLimits(l board.Limits) halhub.Limits {
 // listen opens every configured listener, and closes those already open
 // when one fails, so that a port that is taken stops the start with
 // nothing half open. It returns a function that closes them all.
-func listen(cfg *board.Config, stateDir string, hub *halhub.Hub, log *slog.Logger) (_ func(), err error) {
+func listen(cfg *board.Config, stateDir string, hub *halhub.Hub, metrics func(io.Writer), log *slog.Logger) (_ func(), err error) {
 	var closers []func()
 	// Not the named result: a failing return sets that to nil before the
 	// deferred call below runs.
@@ -251,7 +276,7 @@ func listen(cfg *board.Config, stateDir string, hub *halhub.Hub, log *slog.Logge
 		}
 		tlsConf, fingerprint = tlscert.ServerConfig(cert), tlscert.Fingerprint(cert)
 	}
-	httpOpt := halhub.HTTPOptions{MetricsPublic: cfg.Hub.MetricsPublic}
+	httpOpt := halhub.HTTPOptions{MetricsPublic: cfg.Hub.MetricsPublic, Metrics: metrics}
 	for _, t := range []struct {
 		name, addr        string // in the configuration
 		transport, scheme string // as logged, and of the URL

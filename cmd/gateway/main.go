@@ -42,6 +42,7 @@ func commands() map[string]command {
 		"resume":  {cmdResume, "lift the emergency stop (admin)"},
 		"confirm": {cmdConfirm, "list, approve, reject or cancel confirmation requests"},
 		"audit":   {cmdAudit, "print the audit log (admin)"},
+		"adapter": {cmdAdapter, "manage adapters: install DIR | list | status NAME | logs NAME | reset NAME | remove NAME"},
 	}
 }
 
@@ -90,7 +91,7 @@ var (
 func usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "usage: gateway COMMAND [flags]")
 	fmt.Fprintln(w)
-	for _, name := range []string{"run", "check", "version", "token", "devices", "read", "write", "watch", "stop", "resume", "confirm", "audit"} {
+	for _, name := range []string{"run", "check", "version", "token", "devices", "read", "write", "watch", "stop", "resume", "confirm", "audit", "adapter"} {
 		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
 	}
 	fmt.Fprintln(w)

@@ -6,27 +6,44 @@ import (
 
 	"gateway/adapterproto"
 	"gateway/jsonrpc"
+	"gateway/supervisor/eventq"
 )
 
-// pumpEvents moves events from the run's queue to the writer, one at a
-// time, each written before the next is taken: the queue, not the writer,
-// is where events wait, so its limit and dropped count stay true.
+// eventBatch bounds the events taken from the queue at once: they are
+// written in one write, and wait in the writer rather than in the queue,
+// so the batch is kept small beside the queue's limit.
+const eventBatch = 64
+
+// pumpEvents moves events from the run's queue to the writer, a batch at a
+// time, each batch written before the next is taken: the queue, not the
+// writer, is where events wait, so its limit and dropped count stay true.
 func (c *Conn) pumpEvents() {
 	defer close(c.pumpDone)
+	var batch []eventq.Delivery
 	for {
-		ev, dropped, err := c.cfg.Events.Pop(c.ctx)
+		var err error
+		batch, err = c.cfg.Events.PopBatch(c.ctx, batch[:0], eventBatch)
 		if err != nil {
 			return // closed and drained, or the connection ended
 		}
-		frame, err := jsonrpc.AppendNotification(nil, adapterproto.MethodEvent,
-			adapterproto.EventParams{Seq: ev.Seq, Type: ev.Type, Data: ev.Data, Dropped: dropped})
-		if err != nil {
-			c.log.Error("encode event", "adapter", c.cfg.Record.Name, "type", ev.Type, "err", err)
-			continue
+		var written chan struct{}
+		for i, ev := range batch {
+			frame, err := jsonrpc.AppendNotification(nil, adapterproto.MethodEvent,
+				adapterproto.EventParams{Seq: ev.Seq, Type: ev.Type, Data: ev.Data, Dropped: ev.Dropped})
+			if err != nil {
+				c.log.Error("encode event", "adapter", c.cfg.Record.Name, "type", ev.Type, "err", err)
+				continue
+			}
+			if i == len(batch)-1 {
+				written = make(chan struct{})
+			}
+			if !c.out.send(frame, written) {
+				return
+			}
 		}
-		written := make(chan struct{})
-		if !c.out.send(frame, written) {
-			return
+		clear(batch) // let the events' data be collected
+		if written == nil {
+			continue
 		}
 		select {
 		case <-written:

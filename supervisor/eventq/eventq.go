@@ -80,29 +80,50 @@ func (q *Queue) Push(ev Event) (dropped bool) {
 // returned an event; that count starts again from zero. It returns
 // ErrClosed once the queue is closed and empty, or ctx's error.
 func (q *Queue) Pop(ctx context.Context) (Event, uint64, error) {
+	var one [1]Delivery
+	got, err := q.PopBatch(ctx, one[:0], 1)
+	if err != nil {
+		return Event{}, 0, err
+	}
+	return got[0].Event, got[0].Dropped, nil
+}
+
+// Delivery is one popped event and the count of events dropped before it
+// since the previous delivery.
+type Delivery struct {
+	Event
+	Dropped uint64
+}
+
+// PopBatch is Pop for several events: it waits for one, then takes every
+// event already queued, up to max, oldest first, appended to dst. The
+// drops since the previous delivery go with the first. A writer that
+// writes a batch at once pays one wake-up for many events.
+func (q *Queue) PopBatch(ctx context.Context, dst []Delivery, max int) ([]Delivery, error) {
 	for {
 		q.mu.Lock()
 		if q.n > 0 {
-			ev := q.buf[q.head]
-			q.buf[q.head] = Event{} // let Data be collected
-			q.head = (q.head + 1) % len(q.buf)
-			q.n--
-			dropped := q.pending
-			q.pending = 0
+			for i := 0; i < max && q.n > 0; i++ {
+				dst = append(dst, Delivery{Event: q.buf[q.head], Dropped: q.pending})
+				q.pending = 0
+				q.buf[q.head] = Event{} // let Data be collected
+				q.head = (q.head + 1) % len(q.buf)
+				q.n--
+			}
 			q.notify()
 			q.mu.Unlock()
-			return ev, dropped, nil
+			return dst, nil
 		}
 		if q.closed {
 			q.mu.Unlock()
-			return Event{}, 0, ErrClosed
+			return dst, ErrClosed
 		}
 		changed := q.changed
 		q.mu.Unlock()
 		select {
 		case <-changed:
 		case <-ctx.Done():
-			return Event{}, 0, fmt.Errorf("waiting for an event: %w", ctx.Err())
+			return dst, fmt.Errorf("waiting for an event: %w", ctx.Err())
 		}
 	}
 }

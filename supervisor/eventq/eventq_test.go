@@ -273,3 +273,24 @@ func TestConcurrent(t *testing.T) {
 		t.Errorf("carried %d, want every drop (%d)", carried, q.Dropped())
 	}
 }
+
+// PopBatch takes what is queued, up to max, in order; the drops before
+// the batch go with its first event.
+func TestPopBatch(t *testing.T) {
+	q := New(3)
+	for i := 0; i < 5; i++ {
+		q.Push(Event{Type: "value", Data: i})
+	}
+	got, err := q.PopBatch(context.Background(), nil, 2)
+	if err != nil || len(got) != 2 || got[0].Seq != 1 || got[0].Dropped != 2 || got[1].Seq != 2 || got[1].Dropped != 0 {
+		t.Fatalf("first batch %+v, %v", got, err)
+	}
+	got, err = q.PopBatch(context.Background(), got[:0], 10)
+	if err != nil || len(got) != 1 || got[0].Seq != 3 || got[0].Dropped != 0 {
+		t.Fatalf("second batch %+v, %v", got, err)
+	}
+	q.Close()
+	if _, err := q.PopBatch(context.Background(), nil, 10); err != ErrClosed {
+		t.Fatalf("closed and empty: %v", err)
+	}
+}

@@ -80,12 +80,12 @@ func (o Options) withDefaults() Options {
 
 // Stats counts what a Log has done since New.
 type Stats struct {
-	Lines        uint64 // adapter lines written
-	Cut          uint64 // of those, lines cut at MaxLine
-	CutBytes     uint64 // bytes discarded by cuts
-	DroppedLines uint64 // lines dropped over the rate limit
-	DroppedBytes uint64 // their bytes as the adapter wrote them, newline included
-	Rotations    uint64 // files rotated
+	Lines        uint64 `json:"lines"`        // adapter lines written
+	Cut          uint64 `json:"cut"`          // of those, lines cut at MaxLine
+	CutBytes     uint64 `json:"cutBytes"`     // bytes discarded by cuts
+	DroppedLines uint64 `json:"droppedLines"` // lines dropped over the rate limit
+	DroppedBytes uint64 `json:"droppedBytes"` // their bytes as the adapter wrote them, newline included
+	Rotations    uint64 `json:"rotations"`    // files rotated
 }
 
 // Log is one adapter's log file set. Its methods are safe for concurrent

@@ -1,0 +1,391 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"gateway/halclient"
+	"gateway/supervisor"
+	"gateway/supervisor/manifest"
+	"gateway/supervisor/restart"
+	"gateway/supervisor/stderrlog"
+)
+
+// The adapter commands (DESIGN.md, "Command line contract"):
+//
+//	gateway adapter install DIR     check and install an adapter folder, then apply it to the running gateway
+//	gateway adapter list            installed adapters, with their live state when the gateway is reachable
+//	gateway adapter status NAME     an adapter's live status
+//	gateway adapter logs NAME [-n N] the last lines of its standard error
+//	gateway adapter reset NAME      let a failed adapter start again
+//	gateway adapter remove NAME     uninstall it, and stop it in the running gateway
+//
+// Installs and logs are files in the state directory (--state-dir); the
+// live state is the running gateway's, asked over the Hub with the admin
+// token, as the other client commands do.
+
+func cmdAdapter(args []string, stdout, stderr io.Writer) error {
+	subs := map[string]func([]string, io.Writer, io.Writer) error{
+		"install": adapterInstall, "list": adapterList, "status": adapterStatus,
+		"logs": adapterLogs, "reset": adapterReset, "remove": adapterRemove,
+	}
+	if len(args) == 0 {
+		return errors.New("adapter: want a subcommand: install, list, status, logs, reset or remove")
+	}
+	sub, ok := subs[args[0]]
+	if !ok {
+		return fmt.Errorf("adapter: unknown subcommand %q (want install, list, status, logs, reset or remove)", args[0])
+	}
+	err := sub(args[1:], stdout, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil // the usage went to stderr
+	}
+	return err
+}
+
+// adapterFlags parses a subcommand's flags and its n positional arguments.
+func adapterFlags(name, synopsis string, args []string, n int, stderr io.Writer, extra func(*flag.FlagSet)) (*clientFlags, []string, error) {
+	fs, f := newClientFlags("adapter "+name, synopsis, true, stderr)
+	if extra != nil {
+		extra(fs)
+	}
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := wantArgs(fs, pos, n); err != nil {
+		return nil, nil, err
+	}
+	if f.stateDir == "" {
+		return nil, nil, fmt.Errorf("adapter %s: no state directory: pass --state-dir", name)
+	}
+	return f, pos, nil
+}
+
+// errUnreachable wraps the failure to reach the gateway: the commands
+// that can do without it say so and go on.
+type errUnreachable struct{ err error }
+
+func (e errUnreachable) Error() string { return "gateway not reachable: " + e.err.Error() }
+func (e errUnreachable) Unwrap() error { return e.err }
+
+// askGateway makes one adapter request to the running gateway and decodes
+// its result into out. Failing to connect is an errUnreachable; an error
+// answer is a *halclient.HubError.
+func (f *clientFlags) askGateway(method string, params, out any) error {
+	ctx, stop := f.context(true)
+	defer stop()
+	c, err := f.dial(ctx)
+	if err != nil {
+		return errUnreachable{err}
+	}
+	defer c.Close()
+	raw, err := f.call(ctx, c, method, params, "")
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return fmt.Errorf("%s: decode the answer: %w", method, err)
+	}
+	return nil
+}
+
+// notEnabled reports whether err is the gateway's answer that it does
+// not run the adapter.
+func notEnabled(err error) bool {
+	var he *halclient.HubError
+	return errors.As(err, &he) && he.Reason() == reasonNotEnabled
+}
+
+type adapterAnswer struct {
+	Adapter supervisor.Status `json:"adapter"`
+}
+
+func adapterInstall(args []string, stdout, stderr io.Writer) error {
+	f, pos, err := adapterFlags("install", "DIR [--state-dir DIR]", args, 1, stderr, nil)
+	if err != nil {
+		return err
+	}
+	rec, err := manifest.Install(pos[0], f.stateDir)
+	var faults manifest.Errors
+	if errors.As(err, &faults) {
+		for _, e := range faults {
+			fmt.Fprintln(stderr, e.Error())
+		}
+		return errReported
+	}
+	if err != nil {
+		return fmt.Errorf("install %s: %w", pos[0], err)
+	}
+	fmt.Fprintf(stdout, "installed %s %s\nsha256 %s\n", rec.Name, rec.Version, rec.Hash)
+	return reloadAfter(f, rec.Name, "install", stdout)
+}
+
+// reloadAfter applies an install or remove of name to the running
+// gateway, and says what became of it.
+func reloadAfter(f *clientFlags, name, what string, stdout io.Writer) error {
+	var ans adapterAnswer
+	err := f.askGateway(methodAdaptersReload, adapterParams{Name: name}, &ans)
+	switch {
+	case err == nil && what == "remove":
+		fmt.Fprintf(stdout, "stopped in the running gateway (%s)\n", ans.Adapter.State)
+	case err == nil:
+		fmt.Fprintf(stdout, "applied to the running gateway: %s\n", stateLine(ans.Adapter))
+	case errors.As(err, new(errUnreachable)) && what == "remove":
+		fmt.Fprintf(stdout, "the gateway is not reachable (%v)\n", errors.Unwrap(err))
+	case errors.As(err, new(errUnreachable)):
+		fmt.Fprintf(stdout, "the gateway is not reachable (%v): %s starts with the gateway if the configuration enables it (adapters.enabled)\n", errors.Unwrap(err), name)
+	case notEnabled(err) && what == "remove":
+	case notEnabled(err):
+		fmt.Fprintf(stdout, "the running gateway does not run %s: add it to adapters.enabled in the configuration (adapters: {enabled: [%s]}) and restart the gateway\n", name, name)
+	default:
+		return fmt.Errorf("%s: apply to the running gateway: %w", name, err)
+	}
+	return nil
+}
+
+// stateLine is an adapter's state in a few words: "running (pid 42)",
+// "failed (tampered): hash mismatch".
+func stateLine(st supervisor.Status) string {
+	s := st.State.String()
+	if st.Reason != restart.NoReason {
+		s += " (" + st.Reason.String() + ")"
+	}
+	if st.Pid != 0 {
+		s += fmt.Sprintf(" pid %d", st.Pid)
+	}
+	if st.Detail != "" {
+		s += ": " + st.Detail
+	}
+	return s
+}
+
+// listEntry is one row of `adapter list --json`: an install record, the
+// live status, or both.
+type listEntry struct {
+	Name      string             `json:"name"`
+	Installed *manifest.Record   `json:"installed"`
+	Status    *supervisor.Status `json:"status"`
+}
+
+func adapterList(args []string, stdout, stderr io.Writer) error {
+	f, _, err := adapterFlags("list", "[--state-dir DIR] [--json]", args, 0, stderr, nil)
+	if err != nil {
+		return err
+	}
+	recs, err := manifest.List(f.stateDir)
+	if err != nil {
+		return fmt.Errorf("list installed adapters: %w", err)
+	}
+	var live struct {
+		Adapters []supervisor.Status `json:"adapters"`
+	}
+	liveErr := f.askGateway(methodAdaptersStatus, nil, &live)
+	if liveErr != nil && !errors.As(liveErr, new(errUnreachable)) {
+		return liveErr
+	}
+	entries := mergeList(recs, live.Adapters)
+	if f.json {
+		out, err := json.Marshal(map[string]any{"adapters": entries, "reachable": liveErr == nil})
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, out)
+	}
+	printList(stdout, entries, liveErr == nil)
+	if liveErr != nil {
+		fmt.Fprintln(stderr, liveErr)
+	}
+	return nil
+}
+
+// mergeList joins install records and live statuses by name, sorted.
+func mergeList(recs []manifest.Record, live []supervisor.Status) []listEntry {
+	byName := map[string]*listEntry{}
+	var names []string
+	entry := func(name string) *listEntry {
+		e, ok := byName[name]
+		if !ok {
+			e = &listEntry{Name: name}
+			byName[name] = e
+			names = append(names, name)
+		}
+		return e
+	}
+	for i := range recs {
+		entry(recs[i].Name).Installed = &recs[i]
+	}
+	for i := range live {
+		entry(live[i].Name).Status = &live[i]
+	}
+	slices.Sort(names)
+	out := make([]listEntry, 0, len(names))
+	for _, n := range names {
+		out = append(out, *byName[n])
+	}
+	return out
+}
+
+func printList(w io.Writer, entries []listEntry, reachable bool) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tKIND\tINSTALLED\tSTATE")
+	for _, e := range entries {
+		version, kind, installed := "-", "-", "not installed"
+		if r := e.Installed; r != nil {
+			version, kind, installed = r.Version, r.Kind, r.InstalledAt.Local().Format(time.DateTime)
+		}
+		state := "not enabled"
+		switch {
+		case !reachable:
+			state = "?"
+		case e.Status != nil:
+			state = stateLine(*e.Status)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Name, version, kind, installed, state)
+	}
+	tw.Flush()
+}
+
+func adapterStatus(args []string, stdout, stderr io.Writer) error {
+	f, pos, err := adapterFlags("status", "NAME [--state-dir DIR] [--json]", args, 1, stderr, nil)
+	if err != nil {
+		return err
+	}
+	name := pos[0]
+	var live struct {
+		Adapters []supervisor.Status `json:"adapters"`
+	}
+	err = f.askGateway(methodAdaptersStatus, adapterParams{Name: name}, &live)
+	if err == nil && len(live.Adapters) == 1 {
+		return printStatus(stdout, live.Adapters[0], f.json)
+	}
+	if err == nil {
+		return fmt.Errorf("status %s: the gateway answered %d adapters", name, len(live.Adapters))
+	}
+	if !errors.As(err, new(errUnreachable)) && !notEnabled(err) {
+		return err
+	}
+	// Without the live state, the install record is what is known.
+	rec, _, lerr := manifest.Load(f.stateDir, name)
+	switch {
+	case errors.Is(lerr, fs.ErrNotExist):
+		fmt.Fprintf(stdout, "%s: not installed\n", name)
+	case lerr != nil:
+		fmt.Fprintf(stdout, "%s: install record: %v\n", name, lerr)
+	case f.json:
+		out, merr := json.Marshal(map[string]any{"installed": rec})
+		if merr != nil {
+			return merr
+		}
+		printJSON(stdout, out)
+	default:
+		fmt.Fprintf(stdout, "%s %s (%s), installed %s\nsha256 %s\n", rec.Name, rec.Version, rec.Kind,
+			rec.InstalledAt.Local().Format(time.DateTime), rec.Hash)
+	}
+	if notEnabled(err) {
+		return fmt.Errorf("%s is not enabled in the running gateway's configuration (adapters.enabled)", name)
+	}
+	return err
+}
+
+// printStatus prints a live status, for people or as its JSON.
+func printStatus(w io.Writer, st supervisor.Status, asJSON bool) error {
+	if asJSON {
+		out, err := json.Marshal(st)
+		if err != nil {
+			return err
+		}
+		return printJSON(w, out)
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	row := func(k, format string, args ...any) { fmt.Fprintf(tw, "%s\t%s\n", k, fmt.Sprintf(format, args...)) }
+	if st.Version != "" {
+		row("name", "%s %s (%s)", st.Name, st.Version, st.Kind)
+	} else {
+		row("name", "%s", st.Name)
+	}
+	row("state", "%s", stateLine(st))
+	if st.Since != nil {
+		row("since", "%s (up %s)", st.Since.Local().Format(time.DateTime), (time.Duration(st.UptimeS) * time.Second).String())
+	}
+	row("user", "%s", st.User)
+	row("restarts", "%d (crashes %d, %d in a row)", st.Restarts, st.Crashes, st.Consecutive)
+	if st.LastExit != "" {
+		row("last exit", "%s", st.LastExit)
+	}
+	row("strikes", "%d in the window, %d in all", st.Strikes, st.StrikesTotal)
+	row("events dropped", "%d", st.DroppedEvents)
+	row("late replies", "%d", st.LateReplies)
+	row("in flight", "%d", st.InFlight)
+	if len(st.Devices) > 0 {
+		row("devices", "%s", strings.Join(st.Devices, ", "))
+	}
+	row("stderr", "%d lines (%d cut, %d dropped), gateway adapter logs %s", st.Stderr.Lines, st.Stderr.Cut, st.Stderr.DroppedLines, st.Name)
+	return tw.Flush()
+}
+
+func adapterLogs(args []string, stdout, stderr io.Writer) error {
+	var n int
+	f, pos, err := adapterFlags("logs", "NAME [-n N] [--state-dir DIR]", args, 1, stderr, func(fs *flag.FlagSet) {
+		fs.IntVar(&n, "n", 50, "how many of the last `lines` to print")
+	})
+	if err != nil {
+		return err
+	}
+	if n < 0 {
+		return fmt.Errorf("adapter logs: -n %d: want 0 or more lines", n)
+	}
+	dir := supervisor.LogDir(f.stateDir)
+	lines, err := stderrlog.ReadTail(dir, pos[0], n)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("no log of adapter %s in %s (it has not run yet)", pos[0], dir)
+	}
+	if err != nil {
+		return err
+	}
+	for _, l := range lines {
+		if _, err := fmt.Fprintln(stdout, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func adapterReset(args []string, stdout, stderr io.Writer) error {
+	f, pos, err := adapterFlags("reset", "NAME [--json]", args, 1, stderr, nil)
+	if err != nil {
+		return err
+	}
+	var ans adapterAnswer
+	if err := f.askGateway(methodAdaptersReset, adapterParams{Name: pos[0]}, &ans); err != nil {
+		return err
+	}
+	if f.json {
+		return printStatus(stdout, ans.Adapter, true)
+	}
+	fmt.Fprintf(stdout, "reset %s: %s\n", pos[0], stateLine(ans.Adapter))
+	return nil
+}
+
+func adapterRemove(args []string, stdout, stderr io.Writer) error {
+	f, pos, err := adapterFlags("remove", "NAME [--state-dir DIR]", args, 1, stderr, nil)
+	if err != nil {
+		return err
+	}
+	name := pos[0]
+	if err := manifest.Remove(f.stateDir, name); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("adapter %s is not installed in %s", name, f.stateDir)
+	} else if err != nil {
+		return fmt.Errorf("remove %s: %w", name, err)
+	}
+	fmt.Fprintf(stdout, "removed %s\n", name)
+	return reloadAfter(f, name, "remove", stdout)
+}

@@ -1,0 +1,237 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Whole-binary tests of the adapters (adapter protocol 1): installing
+// with the CLI, running under the gateway, and never outliving it.
+
+// TestBinaryAdapterInstallBadManifest: a manifest error names every bad
+// field, one a line as `field.path: what is wrong`, exits 1 and installs
+// nothing (section 2).
+func TestBinaryAdapterInstallBadManifest(t *testing.T) {
+	t.Parallel()
+	src := t.TempDir()
+	bad := `{"name":"Bad","version":"","kind":"daemon","exec":"../x","args":[],"env_pass":[],
+ "grant":{"level":"admin","scope":"all"},"devices":[],"timeouts":{"request_ms":10000}}`
+	if err := os.WriteFile(filepath.Join(src, "adapter.json"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	state := filepath.Join(t.TempDir(), "state")
+	r := gw(t, "adapter", "install", src, "--state-dir", state)
+	if r.code != 1 || r.stdout != "" {
+		t.Fatalf("install of a bad manifest: exit %d, stdout %q, stderr %q; want exit 1 and nothing on stdout", r.code, r.stdout, r.stderr)
+	}
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	wantPaths := []string{"name", "version", "kind", "exec", "grant.level"}
+	if len(lines) != len(wantPaths) {
+		t.Errorf("stderr has %d lines, want one per bad field (%d):\n%s", len(lines), len(wantPaths), r.stderr)
+	}
+	for i, line := range lines {
+		path, msg, ok := strings.Cut(line, ": ")
+		if !ok || msg == "" || i >= len(wantPaths) || path != wantPaths[i] {
+			t.Errorf("line %d %q: want %q: what is wrong", i, line, wantPaths[min(i, len(wantPaths)-1)])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(state, "adapters", "Bad")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("something was installed: %v", err)
+	}
+	if out := gwOK(t, "adapter", "list", "--state-dir", state, "--hub", "tcp://127.0.0.1:1"); strings.Contains(out, "Bad") {
+		t.Errorf("adapter list shows the refused adapter:\n%s", out)
+	}
+}
+
+// buildAdapter builds the Go adapter at pkg (relative to this folder)
+// into an installable folder with the manifest man.
+func buildAdapter(t *testing.T, pkg, exe string, man []byte) string {
+	t.Helper()
+	gatewayBinary(t) // skips with -short
+	dir := t.TempDir()
+	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, exe), pkg)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("build %s: %v\n%s", pkg, err, out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "adapter.json"), man, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// buildNotifier builds the notifier example as `make adapters` does.
+func buildNotifier(t *testing.T) string {
+	t.Helper()
+	man, err := os.ReadFile("../../adapters/examples/notifier/adapter.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return buildAdapter(t, "../../adapters/examples/notifier", "notifier", man)
+}
+
+// adapterGateway installs the adapter folder src (adapter name) into a
+// fresh state directory, enables it in a configuration and starts the
+// gateway, and returns it with the adapter's pid once it runs. The adapter runs as nobody: the
+// tests run as root, and an adapter never runs as root. Its user must
+// reach its install folder, so the temporary directories above the state
+// directory are made traversable.
+func adapterGateway(t *testing.T, src, name string) (*gateway, int) {
+	t.Helper()
+	tmp := t.TempDir()
+	for _, d := range []string{tmp, filepath.Dir(tmp)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	state := filepath.Join(tmp, "state")
+	out := gwOK(t, "adapter", "install", src, "--state-dir", state, "--hub", "tcp://127.0.0.1:1")
+	if !regexp.MustCompile(`(?m)^installed `+name+` 0\.1\.0\nsha256 [0-9a-f]{64}\n`).MatchString(out) ||
+		!strings.Contains(out, "starts with the gateway if the configuration enables it") {
+		t.Fatalf("install: %q", out)
+	}
+	cfg := filepath.Join(tmp, "gateway.yaml")
+	conf := "board: sim\nadapters:\n  enabled: [" + name + "]\n  user: nobody\n"
+	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gwOK(t, "check", "--config", cfg)
+	g := startGateway(t, state, "--config", cfg)
+	g.err.waitFor(t, 0, `msg="adapter state" .*adapter=`+name+` from=starting to=running`, waitLong)
+	st := adapterStatusJSON(t, g, name)
+	if st.State != "running" || st.Pid <= 0 || st.User != "nobody" {
+		t.Fatalf("status: %+v, want running as nobody with a pid", st)
+	}
+	return g, st.Pid
+}
+
+type statusJSON struct {
+	Name  string `json:"name"`
+	State string `json:"state"`
+	Pid   int    `json:"pid"`
+	User  string `json:"user"`
+}
+
+func adapterStatusJSON(t *testing.T, g *gateway, name string) statusJSON {
+	t.Helper()
+	out := gwOK(t, "adapter", "status", name, "--json", "--hub", g.ws, "--state-dir", g.dir)
+	var st statusJSON
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Name != name {
+		t.Fatalf("adapter status --json: %q: %v", out, err)
+	}
+	return st
+}
+
+// alive reports whether pid is a live process (a zombie is dead: it is
+// its parent's to reap, and runs nothing).
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// TestBinaryAdapterRuns: an installed, enabled adapter runs under the
+// gateway, gets the Hub's events, shows in status, logs and /metrics, and
+// is stopped with the gateway: none of its processes remains (section 8).
+func TestBinaryAdapterRuns(t *testing.T) {
+	t.Parallel()
+	g, pid := adapterGateway(t, buildNotifier(t), "notifier")
+
+	gwOK(t, "write", "sim.led", "true", "--hub", g.ws, "--state-dir", g.dir)
+	events := filepath.Join(g.dir, "adapters", "state", "notifier", "events.jsonl")
+	// The notifier's file is the only sign of the event: polled.
+	deadline := time.Now().Add(waitLong)
+	for {
+		b, _ := os.ReadFile(events)
+		if strings.Contains(string(b), `"device":"sim.led","value":true`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the write of sim.led is not in %s within %s:\n%s", events, waitLong, b)
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+
+	logs := gwOK(t, "adapter", "logs", "notifier", "-n", "5", "--state-dir", g.dir)
+	if !strings.Contains(logs, "appending events") || len(strings.Split(strings.TrimSpace(logs), "\n")) > 5 {
+		t.Errorf("adapter logs: %q", logs)
+	}
+	list := gwOK(t, "adapter", "list", "--hub", g.ws, "--state-dir", g.dir)
+	if !regexp.MustCompile(fmt.Sprintf(`(?m)^notifier\s+0\.1\.0\s+service\s+.*running pid %d$`, pid)).MatchString(list) {
+		t.Errorf("adapter list:\n%s", list)
+	}
+	if body := metrics(t, g); !strings.Contains(body, "\ngateway_adapter_up{adapter=\"notifier\"} 1\n") ||
+		!strings.Contains(body, fmt.Sprintf("\ngateway_adapter_pid{adapter=\"notifier\"} %d\n", pid)) {
+		t.Errorf("/metrics lacks the notifier:\n%s", body)
+	}
+
+	g.stop(t)
+	if alive(pid) {
+		t.Errorf("the notifier (pid %d) outlived the gateway's stop", pid)
+	}
+	if !strings.Contains(g.err.text(), "msg=\"adapter stopped\" part=supervisor adapter=notifier") {
+		t.Errorf("the gateway did not log the notifier's stop")
+	}
+}
+
+// metrics reads /metrics with the admin token.
+func metrics(t *testing.T, g *gateway) string {
+	t.Helper()
+	tok, err := os.ReadFile(filepath.Join(g.dir, "admin.token"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequest("GET", "http://"+g.httpAddr+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("/metrics: %d %v", resp.StatusCode, err)
+	}
+	return string(body)
+}
+
+// TestBinaryAdapterDiesWithGateway: a gateway killed with SIGKILL runs no
+// stop sequence, and its adapter still ends, by the death signal it was
+// started with (section 8). The adapter is the test adapter ignoring
+// SIGTERM and its standard input's end, so that only the death signal
+// (SIGKILL) can end it.
+func TestBinaryAdapterDiesWithGateway(t *testing.T) {
+	t.Parallel()
+	man := `{"name":"stubborn","version":"0.1.0","kind":"service","exec":"testadapter","args":["--ignore-sigterm"],
+ "env_pass":[],"grant":{"level":"read","scope":[]},"devices":[],"timeouts":{"request_ms":10000}}`
+	src := buildAdapter(t, "../../adapters/testadapter", "testadapter", []byte(man))
+	g, pid := adapterGateway(t, src, "stubborn")
+	g.kill(t)
+	// The kernel delivers the death signal; nothing reports the end of a
+	// process that is not our child: polled.
+	deadline := time.Now().Add(waitLong)
+	for alive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the notifier (pid %d) still runs %s after the gateway was killed", pid, waitLong)
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+}

@@ -1,0 +1,63 @@
+package halhub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+// ExtensionPrefix starts the name of every extension method, so that the
+// gateway's own methods can never shadow a protocol method ("hal/...").
+const ExtensionPrefix = "gateway/"
+
+// Extension is a request method the gateway adds to the Hub's own, such as
+// the adapters' status for `gateway adapter`: it is served like the
+// built-in methods, over the same transports and tokens, after the same
+// scope check (a token below Scope is answered FORBIDDEN), so that the
+// operator's commands need no second way in.
+type Extension struct {
+	Scope openhal.Scope
+	// Serve answers a request on a goroutine of its own; ctx ends with the
+	// connection. Params are as the client sent them (nil when absent):
+	// DecodeParams decodes them strictly.
+	Serve func(ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error)
+}
+
+// addExtensions adds exts to methods. A name outside ExtensionPrefix, or
+// an extension without Serve, is a programming error of the gateway, not
+// something a configuration can cause: it panics.
+func addExtensions(methods map[string]method, exts map[string]Extension) {
+	for name, ext := range exts {
+		if !strings.HasPrefix(name, ExtensionPrefix) || len(name) == len(ExtensionPrefix) || ext.Serve == nil {
+			panic(fmt.Sprintf("halhub: extension %q: want a name under %q and a Serve function", name, ExtensionPrefix))
+		}
+		if _, err := openhal.ParseScope(string(ext.Scope)); err != nil {
+			panic(fmt.Sprintf("halhub: extension %q: %v", name, err))
+		}
+		serve := ext.Serve
+		methods[name] = method{
+			scope:     ext.Scope,
+			extension: true,
+			serve: func(_ *session, ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+				return serve(ctx, params)
+			},
+		}
+	}
+}
+
+// DecodeParams decodes an extension's params into the struct v pointed
+// to, as strictly as the Hub's own: an unknown or misspelt param is an
+// INVALID_PARAMS error naming it, and absent params leave v as it is.
+func DecodeParams(params json.RawMessage, v any) *jsonrpc.Error {
+	return decodeParams(params, v)
+}
+
+// InvalidParams is the error of a request whose params are wrong: msg says
+// what, and data (may be nil) carries the details.
+func InvalidParams(msg string, data map[string]any) *jsonrpc.Error {
+	return newError(openhal.CodeInvalidParams, "invalid_params", msg, data)
+}

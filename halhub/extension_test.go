@@ -1,0 +1,107 @@
+package halhub
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"gateway/jsonrpc"
+	"gateway/openhal"
+)
+
+// Extension methods are served like the Hub's own: after hal/initialize,
+// behind the scope check, with strict params, at every conformance level.
+func TestExtensions(t *testing.T) {
+	t.Parallel()
+	type echoParams struct {
+		Name string `json:"name"`
+	}
+	exts := map[string]Extension{
+		"gateway/echo": {Scope: openhal.ScopeAdmin, Serve: func(_ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+			var p echoParams
+			if err := DecodeParams(params, &p); err != nil {
+				return nil, err
+			}
+			if p.Name == "" {
+				return nil, InvalidParams("params: name is required", map[string]any{"param": "name"})
+			}
+			return map[string]string{"name": p.Name}, nil
+		}},
+		"gateway/hello": {Scope: openhal.ScopeRead, Serve: func(context.Context, json.RawMessage) (any, *jsonrpc.Error) {
+			return "hello", nil
+		}},
+	}
+	th := newTestHub(t, func(o *Options) { o.Extensions = exts; o.Level = openhal.LevelRead })
+	reader := th.token(t, "reader", openhal.ScopeRead)
+
+	admin := th.dialTCP(t)
+	admin.init(th.admin)
+	if m := admin.call("gateway/echo", map[string]string{"name": "notifier"}); m.Error != nil || string(m.Result) != `{"name":"notifier"}` {
+		t.Errorf("gateway/echo: %s", m.raw)
+	}
+	if m := admin.call("gateway/echo", map[string]string{"nmae": "x"}); m.Error == nil || m.Error.Code != openhal.CodeInvalidParams || !strings.Contains(m.Error.Message, `"nmae"`) {
+		t.Errorf("unknown param: %s", m.raw)
+	}
+	if m := admin.call("gateway/echo", nil); m.Error == nil || m.Error.Code != openhal.CodeInvalidParams || m.Error.Data["param"] != "name" {
+		t.Errorf("missing name: %s", m.raw)
+	}
+	if m := admin.call("gateway/nope", nil); m.Error == nil || m.Error.Code != openhal.CodeMethodNotFound {
+		t.Errorf("unknown extension: %s", m.raw)
+	}
+
+	rc := th.dialTCP(t)
+	rc.init(reader)
+	if m := rc.call("gateway/echo", map[string]string{"name": "x"}); m.Error == nil || m.Error.Code != openhal.CodeForbidden || m.reason() != "scope" {
+		t.Errorf("read token calls an admin extension: %s", m.raw)
+	}
+	if m := rc.call("gateway/hello", nil); m.Error != nil || string(m.Result) != `"hello"` {
+		t.Errorf("read token calls a read extension: %s", m.raw)
+	}
+
+	fresh := th.dialTCP(t)
+	if m := fresh.call("gateway/hello", nil); m.Error == nil || m.Error.Code != openhal.CodeNotInitialized {
+		t.Errorf("before hal/initialize: %s", m.raw)
+	}
+}
+
+// An extension outside "gateway/" or without Serve is the gateway's bug,
+// caught when the Hub is made.
+func TestExtensionsRefused(t *testing.T) {
+	t.Parallel()
+	serve := func(context.Context, json.RawMessage) (any, *jsonrpc.Error) { return nil, nil }
+	for name, ext := range map[string]Extension{
+		"hal/devices.list": {Scope: openhal.ScopeRead, Serve: serve},
+		"gateway/":         {Scope: openhal.ScopeRead, Serve: serve},
+		"gateway/noserve":  {Scope: openhal.ScopeRead},
+		"gateway/noscope":  {Serve: serve},
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("extension %q accepted", name)
+				}
+			}()
+			methods := methods()
+			addExtensions(methods, map[string]Extension{name: ext})
+		}()
+	}
+}
+
+// HTTPOptions.Metrics appends to the Hub's own metrics.
+func TestMetricsExtra(t *testing.T) {
+	t.Parallel()
+	th := newTestHub(t)
+	srv := httptest.NewServer(th.hub.Handler(HTTPOptions{MetricsPublic: true, Metrics: func(w io.Writer) {
+		fmt.Fprint(w, "# HELP gateway_extra An extra.\n# TYPE gateway_extra gauge\ngateway_extra{adapter=\"a\"} 7\n")
+	}}))
+	defer srv.Close()
+	code, _, body := get(t, srv.URL+"/metrics", "")
+	if code != http.StatusOK || !strings.Contains(body, "gateway_hal_seq") || !strings.HasSuffix(body, "\ngateway_extra{adapter=\"a\"} 7\n") {
+		t.Errorf("/metrics: %d\n%s", code, body)
+	}
+}
