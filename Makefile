@@ -48,11 +48,13 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Go benchmarks of the hot paths, then the load tool against a gateway it
+# Go benchmarks of the hot paths, the supervisor's idle CPU with 20
+# services and its event throughput to one, then the load tool against a gateway it
 # starts from bin/gateway (cmd/halbench; flags through BENCHFLAGS, e.g.
 # make bench BENCHFLAGS=--quick). Exits 1 when a target is missed.
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
+	SUPERVISOR_PERF=1 $(GO) test -count=1 -run 'TestIdleServicesCPU|TestEventThroughput' -v ./supervisor
 	$(GO) build -o $(HALBENCH) ./cmd/halbench
 	./$(HALBENCH) --gateway $(BIN) $(BENCHFLAGS)
 

@@ -395,11 +395,66 @@ func TestEventThroughput(t *testing.T) {
 		t.Fatalf("paced: received %d + dropped %d, want %d events accounted for, some received", pacedGot, pacedLost, n)
 	}
 
-	raw := rawRate(t, frame, n, false)
-	rawBuf := rawRate(t, frame, n, true)
-	t.Logf("raw pipe to cat, %d frames of %d bytes: %.0f events/s one write each, %.0f events/s through a 64 KiB buffer",
-		n, len(frame)+1, raw, rawBuf)
-	t.Logf("ratio gateway/raw (one write each): flat out %.3f, paced %.3f", rate/raw, pacedRate/raw)
+	raw := rawAdapterRate(t, frame, n)
+	t.Logf("raw: the same %d event frames (%d bytes) written straight into the test adapter's standard input, %d a write: %.0f events/s",
+		n, len(frame)+1, rawBatch, raw)
+	t.Logf("ratio gateway/raw: flat out %.3f, paced %.3f", rate/raw, pacedRate/raw)
+	pipe, pipeBuf := rawRate(t, frame, n, false), rawRate(t, frame, n, true)
+	t.Logf("for scale, a pipe to cat: %.0f events/s one write each, %.0f through a 64 KiB buffer", pipe, pipeBuf)
+}
+
+// rawBatch is how many frames one write carries in the raw run, as the
+// gateway's event pump writes a batch of up to 64 at once.
+const rawBatch = 64
+
+// rawAdapterRate is the physical limit of delivering events to this
+// adapter over this transport (DESIGN: a raw echo over the same
+// transport): the test adapter started by hand, the handshake played
+// directly, then n copies of frame written into its standard input with no
+// gateway between, timed until it has recorded them all.
+func rawAdapterRate(t *testing.T, frame []byte, n int) float64 {
+	t.Helper()
+	home := t.TempDir()
+	cmd := exec.Command(testAdapter)
+	cmd.Env = []string{"HOME=" + home, "PATH=" + basePath, "OXIDEPM_ADAPTER_PROTOCOLS=1"}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("start the test adapter: %v", err)
+	}
+	defer func() { stdin.Close(); cmd.Wait() }()
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocols":[1],"host":{"name":"oxidepmd","version":"test"},"adapter":{"name":"ta","version":"1.0.0"},"kind":"service","grant":{"level":"read","scope":"all"},"paths":{"state":"` + home + `"},"limits":{"max_line":262144,"max_in_flight":32,"event_queue":1024}}}` + "\n"
+	if _, err := io.WriteString(stdin, initialize); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bufio.NewReader(stdout).ReadString('\n'); err != nil {
+		t.Fatalf("initialize reply: %v", err)
+	}
+	go io.Copy(io.Discard, stdout)
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"initialized","params":{}}`+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	line := append(append([]byte{}, frame...), '\n')
+	batch := bytes.Repeat(line, rawBatch)
+	c := &eventCounter{path: filepath.Join(home, "received.jsonl")}
+	t0 := time.Now()
+	for sent := 0; sent < n; sent += rawBatch {
+		k := min(rawBatch, n-sent)
+		if _, err := stdin.Write(batch[:k*len(line)]); err != nil {
+			t.Fatalf("write to the test adapter: %v", err)
+		}
+	}
+	got, last := c.settle(t, n, 5*time.Second)
+	if got != n {
+		t.Fatalf("raw: the test adapter recorded %d of %d events", got, n)
+	}
+	return float64(n) / last.Sub(t0).Seconds()
 }
 
 // pacedThroughput publishes n events in batches of 512, each only once at
