@@ -10,16 +10,17 @@ import (
 // listener is an in-process audience of the Hub's notifications.
 type listener struct {
 	entry token.Entry
-	fn    func(method string, params json.RawMessage)
+	fn    func(method, device string, params json.RawMessage)
 }
 
 // Listen calls fn for every notification that entry may see, as a client
 // connection with that token would get it (hal/value, hal/deviceState,
 // hal/blocked, hal/stopped, ...): a supervised service adapter's events.
+// device is the device the notification is about, "" for none.
 // fn runs under the Hub's locks, in seq order for values, so it must only
 // queue; params are shared between listeners and must not be changed.
 // The returned function ends the subscription.
-func (h *Hub) Listen(entry token.Entry, fn func(method string, params json.RawMessage)) (cancel func()) {
+func (h *Hub) Listen(entry token.Entry, fn func(method, device string, params json.RawMessage)) (cancel func()) {
 	l := &listener{entry: entry, fn: fn}
 	h.mu.Lock()
 	if h.listeners == nil {
@@ -51,7 +52,7 @@ func (h *Hub) tellListeners(method, device string, params any) {
 				return
 			}
 		}
-		l.fn(method, raw)
+		l.fn(method, device, raw)
 	}
 }
 
@@ -66,7 +67,7 @@ func (h *Hub) tellListenersEach(method string, params func(token.Entry) any) {
 			h.log.Error("encode notification", "method", method, "err", err)
 			return
 		}
-		l.fn(method, raw)
+		l.fn(method, "", raw)
 	}
 }
 

@@ -108,7 +108,7 @@ func TestListen(t *testing.T) {
 	th.addDevice(t, output("other.led", device.RiskLow))
 	var mu sync.Mutex
 	var got []string
-	cancel := th.hub.Listen(adapterEntry(openhal.ScopeRead, "bench.*"), func(method string, params json.RawMessage) {
+	cancel := th.hub.Listen(adapterEntry(openhal.ScopeRead, "bench.*"), func(method, _ string, params json.RawMessage) {
 		mu.Lock()
 		got = append(got, method+" "+string(params))
 		mu.Unlock()

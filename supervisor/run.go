@@ -95,8 +95,14 @@ func (a *adapter) start(ctx context.Context) (*run, error) {
 	}
 	r.conn = c
 	if r.events != nil {
-		r.unlisten = a.s.opt.Hub.Listen(a.entry(), func(method string, params json.RawMessage) {
-			r.events.Push(eventq.Event{Type: strings.TrimPrefix(method, "hal/"), Data: params})
+		own := a.name + "."
+		r.unlisten = a.s.opt.Hub.Listen(a.entry(), func(method, device string, params json.RawMessage) {
+			// Not its own devices: it is their source, and the echo of its
+			// own value.publish would come back as an event to count and
+			// publish again, for ever.
+			if !strings.HasPrefix(device, own) {
+				r.events.Push(eventq.Event{Type: strings.TrimPrefix(method, "hal/"), Data: params})
+			}
 		})
 	}
 	a.mu.Lock()

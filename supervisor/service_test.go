@@ -105,6 +105,11 @@ func TestServiceCorrect(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.waitFile("ta", "received.jsonl", `"type":"value","data":{"device":"sim.led","value":false`)
+	// Nothing about its own devices comes back to it as an event: the echo
+	// of its value.publish would loop.
+	if received := b.waitFile("ta", "received.jsonl", "sim.led"); strings.Contains(received, `"data":{"device":"ta.`) {
+		t.Fatalf("the adapter got events about its own devices:\n%s", received)
+	}
 
 	b.sup.Stop()
 	st = b.waitState("ta", restart.Stopped)
