@@ -125,8 +125,10 @@ func TestHandshakeCrashes(t *testing.T) {
 			t.Parallel()
 			b := newBench(t, spec{name: "ta", args: tt.args})
 			b.start()
+			// The backoff is short: on a loaded machine the first may pass
+			// unseen, so the count is at least one.
 			st := b.waitState("ta", restart.Backoff)
-			if !strings.Contains(st.Detail, tt.want) || st.Crashes != 1 {
+			if !strings.Contains(st.Detail, tt.want) || st.Crashes < 1 {
 				t.Fatalf("status %+v, want a crash mentioning %q", st, tt.want)
 			}
 		})
