@@ -64,6 +64,10 @@ type HubConfig struct {
 	Limits      Limits        `yaml:"limits"`
 	// MetricsPublic serves GET /metrics without a token.
 	MetricsPublic bool `yaml:"metricsPublic"`
+	// SafeOnShutdown drives every device with a safe value to it when the
+	// gateway stops cleanly (SIGTERM), audited as {hub, shutdown}: a
+	// stopped gateway leaves no output on that nobody watches.
+	SafeOnShutdown bool `yaml:"safeOnShutdown"`
 	// TLS is the certificate of the wss and tls listeners.
 	TLS TLSFiles `yaml:"tls"`
 }

@@ -23,6 +23,7 @@ func TestDefault(t *testing.T) {
 				AdminReserve: 4, InitTimeout: 10 * time.Second, QueueLength: 1024,
 				AuthFailures: 5, AuthWindow: time.Minute,
 			},
+			SafeOnShutdown: true,
 		},
 		Sim:      sim.Config{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
 		Adapters: AdaptersConfig{Enabled: []string{}, User: "gateway-adapter"},
@@ -62,6 +63,7 @@ hub:
     initTimeout: 1m30s
     queueLength: 16
   metricsPublic: true
+  safeOnShutdown: false
 sim:
   meterInterval: 250ms
   pollInterval: 2s

@@ -38,8 +38,9 @@ func (c *countingTransport) write(_ context.Context, msgs [][]byte) error {
 	return nil
 }
 
-func (c *countingTransport) close() error   { return nil }
-func (c *countingTransport) remote() string { return "bench" }
+func (c *countingTransport) close() error    { return nil }
+func (c *countingTransport) shutdown() error { return nil }
+func (c *countingTransport) remote() string  { return "bench" }
 
 // expect arms the transport to signal after n more messages.
 func (c *countingTransport) expect(n int) chan struct{} {

@@ -68,6 +68,10 @@ func (s *session) handle(raw []byte) {
 			return
 		}
 		s.hub.stats.requests.Add(1)
+		if s.hub.closing.Load() {
+			s.replyError(m.ID, errorf(openhal.CodeBusy, "shutting_down", "the gateway is shutting down"))
+			return
+		}
 		s.handleRequest(m)
 	}
 	// A response from a client answers nothing: the Hub sends no requests.

@@ -18,6 +18,7 @@ type safetyLoop struct {
 	stops  []string       // stop buttons pressed, in order
 	wake   chan struct{}  // has a token when there is work
 	probes []chan struct{}
+	hang   bool // HangForTest: the next round blocks
 }
 
 func newSafetyLoop() *safetyLoop { return &safetyLoop{wake: make(chan struct{}, 1)} }
@@ -71,7 +72,12 @@ func (h *Hub) runSafety(ctx context.Context) {
 		l.mu.Lock()
 		values, dirty, stops, probes := l.values, l.dirty, l.stops, l.probes
 		l.values, l.dirty, l.stops, l.probes = nil, false, nil, nil
+		hang := l.hang
 		l.mu.Unlock()
+		if hang {
+			<-ctx.Done() // wedged until the Hub closes
+			return
+		}
 		for _, name := range stops {
 			h.buttonStop(name)
 		}
@@ -85,6 +91,16 @@ func (h *Hub) runSafety(ctx context.Context) {
 			close(p)
 		}
 	}
+}
+
+// HangForTest wedges the safety loop at its next round, until the Hub
+// closes: the fault the watchdog must catch. Only the gateway's test-only
+// fault injection (GATEWAY_TEST_HANG, in builds tagged testhang) calls it.
+func (h *Hub) HangForTest() {
+	h.loop.mu.Lock()
+	h.loop.hang = true
+	h.loop.mu.Unlock()
+	h.loop.kick()
 }
 
 // probe shows that the loop makes progress: it returns once the loop has

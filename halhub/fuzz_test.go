@@ -31,8 +31,9 @@ func (m *memTransport) write(_ context.Context, msgs [][]byte) error {
 	}
 	return nil
 }
-func (m *memTransport) close() error   { return nil }
-func (m *memTransport) remote() string { return "fuzz" }
+func (m *memTransport) close() error    { return nil }
+func (m *memTransport) shutdown() error { return nil }
+func (m *memTransport) remote() string  { return "fuzz" }
 
 // FuzzHandle feeds arbitrary lines to an initialized session: the Hub must
 // never panic, and everything it writes must be a JSON-RPC 2.0 object.

@@ -81,6 +81,10 @@ type Options struct {
 	// Extensions are the gateway's own request methods, by name (under
 	// ExtensionPrefix), served beside the protocol's.
 	Extensions map[string]Extension
+	// OnSessions, when set, is called after a connection opens or
+	// closes (see Connections): the gateway's status line follows it. It
+	// must not block.
+	OnSessions func()
 }
 
 // Hub serves one registry.
@@ -103,6 +107,8 @@ type Hub struct {
 
 	methods     map[string]method
 	stopButtons map[string]bool
+
+	closing atomic.Bool // Shutdown began: requests are refused
 
 	mu        sync.RWMutex
 	sessions  map[*session]struct{}
@@ -240,6 +246,9 @@ func (h *Hub) forget(s *session) {
 	h.mu.Lock()
 	delete(h.sessions, s)
 	h.mu.Unlock()
+	if h.opt.OnSessions != nil {
+		h.opt.OnSessions()
+	}
 }
 
 // Connections returns the number of open connections.

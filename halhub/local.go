@@ -89,3 +89,4 @@ func (localTransport) read(ctx context.Context) ([]byte, error) {
 func (localTransport) write(context.Context, [][]byte) error { return nil }
 func (localTransport) close() error                          { return nil }
 func (t localTransport) remote() string                      { return t.name }
+func (t localTransport) shutdown() error                     { return t.close() }

@@ -21,6 +21,9 @@ type transport interface {
 	write(ctx context.Context, msgs [][]byte) error
 	// close ends the connection; a blocked read or write returns.
 	close() error
+	// shutdown ends the connection the clean way of its protocol, once
+	// every answer is written.
+	shutdown() error
 	// remote is the peer's address, without port where it has one: the key
 	// of the UNAUTHORIZED rate limit.
 	remote() string
@@ -42,8 +45,9 @@ type session struct {
 	bearer      string // token from the transport (WebSocket header)
 	q           *outQueue
 	inflight    atomic.Int32
-	reserveOnly bool   // admitted past MaxConnections: must be an admin's
-	local       *Local // set for an in-process principal (an adapter)
+	idle        chan struct{} // a token when inflight dropped to zero (Shutdown waits on it)
+	reserveOnly bool          // admitted past MaxConnections: must be an admin's
+	local       *Local        // set for an in-process principal (an adapter)
 
 	// ctx ends when the connection does: it cancels reads in flight, never
 	// writes (a disconnect changes no device, seed 3.1.4).
@@ -65,7 +69,7 @@ func newSession(h *Hub, tr transport, bearer string) *session {
 	return &session{
 		hub: h, tr: tr, bearer: bearer,
 		q:   newOutQueue(h.opt.Limits.QueueLength, valueSlack),
-		ctx: ctx, cancel: cancel, done: make(chan struct{}),
+		ctx: ctx, cancel: cancel, done: make(chan struct{}), idle: make(chan struct{}, 1),
 	}
 }
 
@@ -73,6 +77,9 @@ func newSession(h *Hub, tr transport, bearer string) *session {
 func (s *session) serve() {
 	h := s.hub
 	defer h.forget(s)
+	if h.opt.OnSessions != nil {
+		h.opt.OnSessions()
+	}
 	h.stats.connections.Add(1)
 	writerDone := make(chan struct{})
 	go func() { defer close(writerDone); s.writeLoop() }()
@@ -185,7 +192,14 @@ func (s *session) acquire() bool {
 	return true
 }
 
-func (s *session) release() { s.inflight.Add(-1) }
+func (s *session) release() {
+	if s.inflight.Add(-1) == 0 {
+		select {
+		case s.idle <- struct{}{}:
+		default:
+		}
+	}
+}
 
 func (s *session) phaseIs(p int) bool {
 	s.mu.Lock()

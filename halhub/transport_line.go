@@ -76,5 +76,9 @@ func (t *lineTransport) write(_ context.Context, msgs [][]byte) error {
 	return t.bw.Flush()
 }
 
-func (t *lineTransport) close() error   { return t.c.Close() }
-func (t *lineTransport) remote() string { return t.addr }
+func (t *lineTransport) close() error { return t.c.Close() }
+
+// shutdown closes: every answer has been written by now, and a line
+// transport has no close message of its own.
+func (t *lineTransport) shutdown() error { return t.c.Close() }
+func (t *lineTransport) remote() string  { return t.addr }

@@ -75,7 +75,13 @@ func (t *wsTransport) write(ctx context.Context, msgs [][]byte) error {
 	return nil
 }
 
-func (t *wsTransport) close() error   { return t.c.CloseNow() }
+func (t *wsTransport) close() error { return t.c.CloseNow() }
+
+// shutdown sends a close frame (1001, going away) and waits for the
+// peer's, within the library's own bound.
+func (t *wsTransport) shutdown() error {
+	return t.c.Close(websocket.StatusGoingAway, "gateway shutting down")
+}
 func (t *wsTransport) remote() string { return t.addr }
 
 // bearerToken returns the token of an "Authorization: Bearer" header.

@@ -127,6 +127,7 @@ func (a *adapter) setStateLocked(st restart.State, reason restart.Reason, detail
 	a.state, a.reason, a.detail = st, reason, detail
 	close(a.changed)
 	a.changed = make(chan struct{})
+	a.s.watchers.notify()
 }
 
 func (a *adapter) setState(st restart.State, detail string) {

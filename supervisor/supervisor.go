@@ -95,6 +95,7 @@ type Supervisor struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
+	watchers watchers // Watch: told of every adapter state change
 }
 
 // New prepares the enabled adapters: each is loaded from its install

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -13,6 +12,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -29,6 +29,7 @@ import (
 	"gateway/openhal"
 	"gateway/supervisor"
 	"gateway/supervisor/process"
+	"gateway/systemd"
 	"gateway/tlscert"
 )
 
@@ -36,9 +37,25 @@ import (
 // gateway is told to stop.
 const shutdownGrace = 2 * time.Second
 
-// runGateway wires the gateway together and serves until ctx ends.
-func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *slog.Logger) error {
+// drainGrace bounds how long requests in flight on client connections
+// (a slow device write) may take to be answered at shutdown.
+const drainGrace = 5 * time.Second
+
+// startStep is the time asked of systemd (EXTEND_TIMEOUT_USEC) before each
+// start-up step that may be slow: the board (a sensor that takes seconds)
+// and the adapters' handshakes.
+const startStep = 30 * time.Second
+
+// runGateway wires the gateway together, tells systemd when it is ready,
+// serves until stop ends (SIGTERM, SIGINT), and then shuts down cleanly.
+func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *slog.Logger) error {
 	log.Info("starting", "version", version, "board", cfg.Board, "state_dir", stateDir)
+	notifier := systemd.NewNotifier(log)
+	// First: LISTEN_* leave the environment before anything is spawned.
+	sockets, err := systemd.ActivatedSockets(log)
+	if err != nil {
+		return err
+	}
 	// An adapter's grandchild that left its process group is re-parented
 	// to us, not to init, so that stopping the adapter finds it.
 	if err := process.SetSubreaper(); err != nil {
@@ -60,6 +77,7 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 
 	reg := device.NewRegistry(nil)
 	adapters := &adapterService{} // its supervisor is set once the Hub exists
+	statusKicks, kickStatus := newKicker()
 	var stopButtons []string
 	if id := cfg.StopButton(); id != "" {
 		stopButtons = append(stopButtons, id)
@@ -77,11 +95,15 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 		AuthFailures: cfg.Hub.Limits.AuthFailures,
 		AuthWindow:   cfg.Hub.Limits.AuthWindow,
 		Extensions:   adapters.extensions(),
+		OnSessions:   kickStatus,
 	})
 	defer hub.Close()
 	hub.SetTokens(tokens)
 
-	ctx, cancel := context.WithCancel(ctx)
+	// The board and the token watch live until the shutdown is done, not
+	// until the signal: a write in flight at SIGTERM is still answered,
+	// and the safe values still reach the hardware.
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
 		if err := store.Watch(ctx, log, hub.SetTokens); err != nil {
@@ -89,6 +111,7 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 		}
 	}()
 
+	extendStart(notifier, "board", log)
 	wait, err := startBoard(ctx, cfg, reg, log)
 	if err != nil {
 		return err
@@ -111,18 +134,107 @@ func runGateway(ctx context.Context, cfg *board.Config, stateDir string, log *sl
 		return err
 	}
 	adapters.sup = sup
-
-	stopListeners, err := listen(cfg, stateDir, hub, adapters.writeMetrics, log)
+	// Both may fail on their environment: before anything is started.
+	line := statusLine{reg: reg, hub: hub, sup: sup}
+	watchdog, err := newWatchdog(notifier, hub, sup, auditLog, line, log)
 	if err != nil {
 		return err
 	}
+	if err := injectHang(stop, hub, sup, auditLog, log); err != nil {
+		return err
+	}
+
+	httpOpt := halhub.HTTPOptions{
+		MetricsPublic: cfg.Hub.MetricsPublic, Metrics: adapters.writeMetrics,
+		Probes: map[string]func(context.Context) error{"supervisor": sup.Probe},
+	}
+	stopListeners, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
+	if err != nil {
+		return err
+	}
+	sockets.CloseUnused()
 	sup.Start()
+	extendStart(notifier, "adapters", log)
+	waitAdapters(stop, sup, log)
+
+	if err := notifier.Status(line.String()); err != nil { // before READY=1
+		log.Warn("systemd: STATUS not sent", "err", err)
+	}
+	go followStatus(stop, notifier, line, statusKicks, kickStatus, log)
+	go watchdog.Run(stop)
+	if err := notifier.Ready(); err != nil {
+		log.Warn("systemd: READY=1 not sent", "err", err)
+	}
 	log.Info("ready", "devices", len(reg.List()), "conformance", cfg.Hub.Conformance, "adapters", len(cfg.Adapters.Enabled))
-	<-ctx.Done()
-	log.Info("stopping")
-	stopListeners()
-	sup.Stop()
+	<-stop.Done()
+	shutdown(cfg, notifier, hub, sup, stopListeners, log)
 	return nil
+}
+
+// shutdown is the clean stop (SIGTERM): stop accepting, answer the
+// requests in flight and close every connection the clean way, drive the
+// outputs to their safe values when configured, and stop the adapters
+// within their fixed total. The caller's deferred calls then stop the
+// board and sync and close the audit log.
+func shutdown(cfg *board.Config, n *systemd.Notifier, hub *halhub.Hub, sup *supervisor.Supervisor, stopListeners func(), log *slog.Logger) {
+	if err := n.Stopping(); err != nil {
+		log.Warn("systemd: STOPPING=1 not sent", "err", err)
+	}
+	log.Info("stopping", "connections", hub.Connections())
+	if err := n.Status("shutting down"); err != nil {
+		log.Warn("systemd: STATUS not sent", "err", err)
+	}
+	stopListeners()
+	log.Info("listeners closed; answering requests in flight")
+	ctx, cancel := context.WithTimeout(context.Background(), drainGrace)
+	hub.Shutdown(ctx)
+	cancel()
+	log.Info("connections closed")
+	if cfg.Hub.SafeOnShutdown {
+		applied, failed := hub.DriveSafeAtShutdown()
+		attrs := []any{"applied", strings.Join(applied, ",")}
+		for _, f := range failed {
+			attrs = append(attrs, "failed_"+f.Device, f.Error.Message)
+		}
+		log.Info("safe values driven at shutdown", attrs...)
+	}
+	sup.Stop()
+	log.Info("adapters stopped")
+}
+
+// extendStart asks systemd for startStep more for a start-up step.
+func extendStart(n *systemd.Notifier, step string, log *slog.Logger) {
+	if err := n.ExtendTimeout(startStep); err != nil {
+		log.Warn("systemd: EXTEND_TIMEOUT_USEC not sent", "step", step, "err", err)
+	}
+}
+
+// waitAdapters waits until every enabled service adapter has left
+// `starting` (running, backoff or failed): the adapters' handshake is
+// bounded, so this is too; an adapter that does not come up shows in the
+// status, it does not hold readiness back.
+func waitAdapters(ctx context.Context, sup *supervisor.Supervisor, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(ctx, startStep)
+	defer cancel()
+	if err := sup.Started(ctx); err != nil {
+		log.Warn("not every adapter has started; ready anyway", "err", err)
+	}
+}
+
+// newWatchdog is systemd's watchdog, on when the unit sets one, over the
+// parts whose wedge must restart the gateway: the Hub's event path, the
+// supervisor and the audit writer. Devices are not probed: a hung driver
+// puts its own device in fault, and must not reboot the bench.
+func newWatchdog(n *systemd.Notifier, hub *halhub.Hub, sup *supervisor.Supervisor, auditLog *audit.Log, line statusLine, log *slog.Logger) (*systemd.Watchdog, error) {
+	return systemd.NewWatchdog(n, systemd.WatchdogOptions{
+		Probes: []systemd.Probe{
+			{Name: "hub", Check: hub.Probe},
+			{Name: "supervisor", Check: sup.Probe},
+			{Name: "audit", Check: auditLog.Probe},
+		},
+		Summary: line.String,
+		Log:     log,
+	})
 }
 
 // startBoard starts the board's devices in reg: the sim bench, or the
@@ -252,7 +364,7 @@ func hubLimits(l board.Limits) halhub.Limits {
 // listen opens every configured listener, and closes those already open
 // when one fails, so that a port that is taken stops the start with
 // nothing half open. It returns a function that closes them all.
-func listen(cfg *board.Config, stateDir string, hub *halhub.Hub, metrics func(io.Writer), log *slog.Logger) (_ func(), err error) {
+func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub.Hub, sockets *systemd.Sockets, httpOpt halhub.HTTPOptions, log *slog.Logger) (_ func(), err error) {
 	var closers []func()
 	// Not the named result: a failing return sets that to nil before the
 	// deferred call below runs.
@@ -276,7 +388,6 @@ func listen(cfg *board.Config, stateDir string, hub *halhub.Hub, metrics func(io
 		}
 		tlsConf, fingerprint = tlscert.ServerConfig(cert), tlscert.Fingerprint(cert)
 	}
-	httpOpt := halhub.HTTPOptions{MetricsPublic: cfg.Hub.MetricsPublic, Metrics: metrics}
 	for _, t := range []struct {
 		name, addr        string // in the configuration
 		transport, scheme string // as logged, and of the URL
@@ -287,14 +398,17 @@ func listen(cfg *board.Config, stateDir string, hub *halhub.Hub, metrics func(io
 		{"tcp", l.TCP, "tcp", "tcp", false, false},
 		{"tls", l.TLS, "tls", "tls", true, false},
 	} {
-		if t.addr == "" {
+		// A socket systemd passes by this name is used even when the
+		// configuration disables the listener: the unit is the
+		// operator's choice too.
+		if t.addr == "" && !sockets.Has(t.name) {
 			continue
 		}
 		var tc *tls.Config
 		if t.secure {
 			tc = tlsConf
 		}
-		ln, err := listenTCP(t.name, t.addr, tc)
+		ln, activated, err := listenTCP(ctx, sockets, t.name, t.addr, tc)
 		if err != nil {
 			return nil, err
 		}
@@ -312,6 +426,9 @@ func listen(cfg *board.Config, stateDir string, hub *halhub.Hub, metrics func(io
 		if t.secure {
 			attrs = append(attrs, "fingerprint", fingerprint)
 		}
+		if activated {
+			attrs = append(attrs, "socket", "systemd")
+		}
 		log.Info("listening", attrs...)
 	}
 	if l.Unix != "" {
@@ -326,17 +443,18 @@ func listen(cfg *board.Config, stateDir string, hub *halhub.Hub, metrics func(io
 	return stop, nil
 }
 
-// listenTCP listens at addr, with TLS when tc is not nil; name is the
-// listener's name in the configuration, for the error.
-func listenTCP(name, addr string, tc *tls.Config) (net.Listener, error) {
-	ln, err := net.Listen("tcp", addr)
+// listenTCP takes the socket systemd passed as name, or listens at addr;
+// with TLS when tc is not nil. name is the listener's name in the
+// configuration, and the socket unit's FileDescriptorName.
+func listenTCP(ctx context.Context, sockets *systemd.Sockets, name, addr string, tc *tls.Config) (_ net.Listener, activated bool, _ error) {
+	ln, activated, err := sockets.Listen(ctx, name, "tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("listen %s %s: %w", name, addr, err)
+		return nil, false, err
 	}
 	if tc != nil {
 		ln = tls.NewListener(ln, tc)
 	}
-	return ln, nil
+	return ln, activated, nil
 }
 
 // loadCertificate returns the certificate of the TLS listeners: the

@@ -113,6 +113,7 @@ type Log struct {
 	mu     sync.Mutex
 	queue  []*request
 	closed bool
+	hang   bool // HangForTest: the writer blocks for good
 
 	wake    chan struct{} // one token: the queue is not empty, or Close
 	stopped chan struct{} // closed when the writer returns
@@ -289,6 +290,20 @@ func (l *Log) Probe(ctx context.Context) error {
 	}
 }
 
+// HangForTest wedges the writer for good at its next round: Append,
+// Probe and Close never return afterwards. It is the fault the
+// watchdog must catch; only the gateway's test-only fault injection
+// (GATEWAY_TEST_HANG, in builds tagged testhang) calls it.
+func (l *Log) HangForTest() {
+	l.mu.Lock()
+	l.hang = true
+	l.mu.Unlock()
+	select {
+	case l.wake <- struct{}{}:
+	default:
+	}
+}
+
 // Close writes what was handed over, stops the writer and closes the
 // files. Append and Probe fail with ErrClosed afterwards; List still works.
 func (l *Log) Close() error {
@@ -331,8 +346,11 @@ func (l *Log) run() {
 		l.mu.Lock()
 		reqs := l.queue
 		l.queue = spare[:0]
-		closed := l.closed
+		closed, hang := l.closed, l.hang
 		l.mu.Unlock()
+		if hang {
+			select {} // wedged for good, as a writer stuck in the kernel
+		}
 		l.w.commit(reqs)
 		clear(reqs)
 		spare = reqs
