@@ -113,3 +113,8 @@ deb: cross
 test-systemd: deb adapters
 	CGO_ENABLED=0 $(GO) build -tags testhang -trimpath -ldflags '$(LDFLAGS)' -o bin/gateway-testhang ./cmd/gateway
 	bash systemd/test/run.sh
+
+# The real-system tests (tier 3), each installing what it needs: the ARM
+# binaries under qemu-user, and the units and package under a real systemd.
+.PHONY: test-system
+test-system: test-cross test-systemd

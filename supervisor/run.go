@@ -141,17 +141,32 @@ func (a *adapter) connTiming() conn.Timing {
 }
 
 // prepareStateDir gives the adapter its own state directory (its HOME):
-// owned by its user, private to it.
+// owned by its user, private to it. The mode is set while the gateway
+// still owns the directory, then the owner changed: so the gateway needs
+// CAP_CHOWN but not CAP_FOWNER. A directory the adapter already owns is
+// its own and left as it is.
 func (a *adapter) prepareStateDir(dir string) error {
 	if err := manifest.MakeStateDir(a.s.opt.StateDir, a.name); err != nil {
 		return fmt.Errorf("create the adapter's state directory: %w", err)
 	}
-	if c := a.s.cred; c != nil {
-		if err := os.Chown(dir, int(c.Uid), int(c.Gid)); err != nil {
-			return fmt.Errorf("give the state directory to the adapter's user: %w", err)
-		}
+	c := a.s.cred
+	if c == nil {
+		return os.Chmod(dir, 0o700)
 	}
-	return os.Chmod(dir, 0o700)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("state directory: %w", err)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == c.Uid && st.Gid == c.Gid {
+		return nil
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return fmt.Errorf("make the state directory private: %w", err)
+	}
+	if err := os.Chown(dir, int(c.Uid), int(c.Gid)); err != nil {
+		return fmt.Errorf("give the state directory to the adapter's user: %w", err)
+	}
+	return nil
 }
 
 // kill ends a run at once (section 1: SIGKILL to the whole group), reaps

@@ -67,6 +67,11 @@ func adapterFlags(name, synopsis string, args []string, n int, stderr io.Writer,
 	if f.stateDir == "" {
 		return nil, nil, fmt.Errorf("adapter %s: no state directory: pass --state-dir", name)
 	}
+	if name == "install" || name == "remove" {
+		if err := asStateOwner(f.stateDir); err != nil {
+			return nil, nil, err
+		}
+	}
 	return f, pos, nil
 }
 

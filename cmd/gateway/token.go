@@ -83,6 +83,9 @@ func openStore(fs *flag.FlagSet, dir string) (*token.Store, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%s: no state directory: pass --state-dir", fs.Name())
 	}
+	if err := asStateOwner(dir); err != nil {
+		return nil, err
+	}
 	return token.Open(dir), nil
 }
 

@@ -1,0 +1,57 @@
+#!/bin/sh
+# build-deb.sh OUTDIR: builds gateway_<version>_{armhf,arm64,amd64}.deb from
+# bin/cross/gateway-linux-* with dpkg-deb alone (no debhelper), into OUTDIR.
+# Run from the repository's root (make deb does).
+#
+# armhf carries the ARMv6 binary: Raspberry Pi OS's 32-bit armhf userland is
+# built for ARMv6, and that binary runs on every Pi from the Zero and 1 up.
+set -eu
+
+out=${1:?usage: build-deb.sh OUTDIR}
+root=$(pwd)
+
+# debversion: a Debian version from git describe. v1.2.3 -> 1.2.3;
+# v1.2.3-4-gabc -> 1.2.3+4.gabc; without a tag, 0~git<hash> (sorts below 0).
+debversion() {
+	d=$(git describe --tags --always --dirty 2>/dev/null || echo unknown)
+	case $d in
+	v[0-9]*) d=${d#v} ;;
+	[0-9]*) ;;
+	*) d=0~git$d ;;
+	esac
+	# Debian versions allow [A-Za-z0-9.+~-]; keep '-' out (it would split off
+	# a Debian revision).
+	printf '%s\n' "$d" | tr -- '-_' '+.' | tr -cd 'A-Za-z0-9.+~'
+}
+
+version=$(debversion)
+mkdir -p "$out"
+rm -f "$out"/gateway_*.deb
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+for pair in armhf:armv6 arm64:arm64 amd64:amd64; do
+	arch=${pair%%:*}
+	bin=bin/cross/gateway-linux-${pair#*:}
+	[ -x "$bin" ] || { echo "build-deb.sh: $bin missing (make cross)" >&2; exit 1; }
+	pkg=$work/$arch
+	install -d -m 0755 "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/lib/systemd/system" \
+		"$pkg/etc/gateway" "$pkg/usr/share/doc/gateway/examples"
+	install -m 0755 "$bin" "$pkg/usr/bin/gateway"
+	install -m 0644 systemd/gateway.service systemd/gateway.socket \
+		systemd/gateway-tcp.socket "$pkg/lib/systemd/system/"
+	install -m 0644 packaging/gateway.yaml "$pkg/etc/gateway/gateway.yaml"
+	install -m 0644 docs/install.md docs/configuration.md docs/hardware.md \
+		docs/adapters.md "$pkg/usr/share/doc/gateway/"
+	install -m 0644 docs/examples/*.yaml "$pkg/usr/share/doc/gateway/examples/"
+	install -m 0644 packaging/debian/conffiles "$pkg/DEBIAN/conffiles"
+	install -m 0755 packaging/debian/postinst packaging/debian/prerm \
+		packaging/debian/postrm "$pkg/DEBIAN/"
+	size=$(du -sk --exclude=DEBIAN "$pkg" | cut -f1)
+	sed -e "s/@VERSION@/$version/" -e "s/@ARCH@/$arch/" -e "s/@SIZE@/$size/" \
+		packaging/debian/control.in >"$pkg/DEBIAN/control"
+	deb=$out/gateway_${version}_${arch}.deb
+	dpkg-deb --root-owner-group -Zxz --build "$pkg" "$deb" >/dev/null
+	echo "built $deb ($(du -k "$deb" | cut -f1) KiB)"
+done
+cd "$root"
