@@ -134,3 +134,22 @@ func TestHandshakeCrashes(t *testing.T) {
 		})
 	}
 }
+
+// The hash is checked before every spawn, restarts included: a folder
+// changed while the adapter ran fails it at its next start, unspawned.
+func TestTamperedBeforeRestart(t *testing.T) {
+	b := newBench(t, spec{name: "ta", args: []string{"--script", `[{"sleep":"200ms"},{"exit":3}]`}})
+	b.start()
+	first := b.waitState("ta", restart.Running).Pid
+	f := filepath.Join(manifest.Dir(b.stateDir, "ta"), "extra.txt")
+	if err := os.WriteFile(f, []byte("added after the install"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st := b.waitState("ta", restart.Failed)
+	if st.Reason != restart.Tampered || st.Crashes != 1 {
+		t.Fatalf("status %+v, want tampered after one crash", st)
+	}
+	if pid := b.startRecord("ta").Pid; pid != first {
+		t.Fatalf("a second process %d was spawned from the changed folder", pid)
+	}
+}
