@@ -193,14 +193,21 @@ type child struct {
 
 func startChild(t *testing.T, args ...string) *child {
 	t.Helper()
-	c := &child{
-		name:   "gateway " + strings.Join(args, " "),
-		cmd:    exec.Command(gatewayBinary(t), args...),
-		out:    newStream(),
-		err:    newStream(),
-		exited: make(chan struct{}),
-	}
+	c := newChild("gateway "+strings.Join(args, " "), exec.Command(gatewayBinary(t), args...))
 	c.cmd.Env = childEnv()
+	c.start(t)
+	return c
+}
+
+// newChild is a child not yet started, running cmd.
+func newChild(name string, cmd *exec.Cmd) *child {
+	return &child{name: name, cmd: cmd, out: newStream(), err: newStream(), exited: make(chan struct{})}
+}
+
+// start starts c's command and follows it to its end. The test's end kills
+// it; a failed test shows its log.
+func (c *child) start(t *testing.T) {
+	t.Helper()
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.err
 	c.cmd.WaitDelay = time.Second
 	if err := c.cmd.Start(); err != nil {
@@ -216,8 +223,10 @@ func startChild(t *testing.T, args ...string) *child {
 	t.Cleanup(func() {
 		c.cmd.Process.Kill()
 		<-c.exited
+		if t.Failed() {
+			t.Logf("%s log:\n%s", c.name, c.err.text())
+		}
 	})
-	return c
 }
 
 // signal sends sig and waits up to within for the process to exit; it

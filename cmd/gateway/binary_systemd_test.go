@@ -116,28 +116,9 @@ type sdGateway struct {
 func startSD(t *testing.T, bin, dir string, sock *notifySocket, env []string, args ...string) *sdGateway {
 	t.Helper()
 	all := append([]string{"run", "--state-dir", dir, "--log-level", "debug", "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}, args...)
-	c := &child{name: "gateway " + strings.Join(all, " "), cmd: exec.Command(bin, all...),
-		out: newStream(), err: newStream(), exited: make(chan struct{})}
+	c := newChild("gateway "+strings.Join(all, " "), exec.Command(bin, all...))
 	c.cmd.Env = append(childEnv(), append([]string{"NOTIFY_SOCKET=" + sock.path}, env...)...)
-	c.cmd.Stdout, c.cmd.Stderr = c.out, c.err
-	c.cmd.WaitDelay = time.Second
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() {
-		c.cmd.Wait()
-		c.state = c.cmd.ProcessState
-		c.out.end()
-		c.err.end()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		c.cmd.Process.Kill()
-		<-c.exited
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", c.err.text())
-		}
-	})
+	c.start(t)
 	g := &sdGateway{child: c, dir: dir}
 	c.err.waitFor(t, 0, `msg=ready `, waitLong)
 	listening := regexp.MustCompile(`msg=listening transport=(\w+) url=(\S+) addr=(\S+)`)
@@ -543,31 +524,13 @@ func TestBinarySocketActivation(t *testing.T) {
 
 	// sh's $$ is the pid exec keeps: LISTEN_PID names the gateway.
 	args := []string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, bin, "run", "--state-dir", dir, "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}
-	c := &child{name: "gateway (socket-activated)", cmd: exec.Command("/bin/sh", args...),
-		out: newStream(), err: newStream(), exited: make(chan struct{})}
+	c := newChild("gateway (socket-activated)", exec.Command("/bin/sh", args...))
 	c.cmd.Env = append(childEnv(), "LISTEN_FDS=2", "LISTEN_FDNAMES=http:tcp")
 	c.cmd.ExtraFiles = files
-	c.cmd.Stdout, c.cmd.Stderr = c.out, c.err
-	if err := c.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	c.start(t)
 	for _, f := range files {
 		f.Close()
 	}
-	go func() {
-		c.cmd.Wait()
-		c.state = c.cmd.ProcessState
-		c.out.end()
-		c.err.end()
-		close(c.exited)
-	}()
-	t.Cleanup(func() {
-		c.cmd.Process.Kill()
-		<-c.exited
-		if t.Failed() {
-			t.Logf("gateway log:\n%s", c.err.text())
-		}
-	})
 	c.err.waitFor(t, 0, `msg=ready `, waitLong)
 	c.err.waitFor(t, 0, `msg=listening transport=websocket url=ws://`+regexp.QuoteMeta(addrs[0])+`/hal addr=\S+ socket=systemd$`, waitLong)
 	c.err.waitFor(t, 0, `msg=listening transport=tcp url=tcp://`+regexp.QuoteMeta(addrs[1])+` addr=\S+ socket=systemd$`, waitLong)
