@@ -305,10 +305,21 @@ func (b *builder) sensor(desc device.Descriptor, dc board.DeviceConfig) (device.
 	if err != nil {
 		return nil, err
 	}
-	s, err := newSensor(dc.Driver, bus, uint16(*dc.Address), dc.Options)
+	quantities, err := sensorQuantities(dc.Driver, dc.Options)
 	if err != nil {
-		return nil, fmt.Errorf("%s at %#02x on I2C bus %s: %w", dc.Driver, *dc.Address, dc.Bus, err)
+		return nil, err
 	}
+	// The chip is set up at the first poll, not here: one that does not
+	// answer (unplugged, at a wrong address) is a device in fault until it
+	// does, and the gateway serves the rest meanwhile.
+	addr := uint16(*dc.Address)
+	s := sensor.Defer(quantities, func() (sensor.Sensor, error) {
+		s, err := newSensor(dc.Driver, bus, addr, dc.Options)
+		if err != nil {
+			return nil, fmt.Errorf("%s at %#02x on I2C bus %s: %w", dc.Driver, addr, dc.Bus, err)
+		}
+		return s, nil
+	})
 	opts := sensor.PollOpts{Interval: dc.SensorInterval(), Thresholds: dc.Thresholds}
 	return sensor.NewDevice(desc, s, opts, b.clk), nil
 }

@@ -227,8 +227,6 @@ func TestBuildErrorsNameDeviceAndPin(t *testing.T) {
 			[]string{"devices.bench.relay", "pin11 (pinctrl-bcm2711:17)", "line busy"}},
 		{"missing bus", func(h *fakeHost) { delete(h.buses, "1") },
 			[]string{"devices.bench.temp", "I2C bus 1", "no such bus"}},
-		{"sensor does not answer", func(h *fakeHost) { h.buses["1"].Ops = nil },
-			[]string{"devices.bench.temp", "tmp102 at 0x48 on I2C bus 1"}},
 		{"PWM controller not bound", func(h *fakeHost) { h.root = t.TempDir() },
 			[]string{"devices.bench.fan", "fe20c000.pwm"}},
 	}
@@ -288,4 +286,32 @@ func TestPinName(t *testing.T) {
 			t.Errorf("pinName(%q) = %q, want %q", tt.spec, got, tt.want)
 		}
 	}
+}
+
+// A sensor that does not answer at start does not stop the build: its
+// device is set up at its first measurement, fails it with what the chip
+// said, and the rest of the board is served.
+func TestSensorNotAnsweringIsAFault(t *testing.T) {
+	cfg, prof := parse(t, benchYAML)
+	h := benchHost(t)
+	h.buses["1"].Ops = nil // nothing answers on the bus
+	devs, release, err := Build(context.Background(), cfg, prof, h, clocktest.NewFake(time.Unix(0, 0)), nil)
+	if err != nil {
+		t.Fatalf("Build: %v", err)
+	}
+	defer release()
+	for _, d := range devs {
+		if d.Descriptor().ID != "bench.temp" {
+			continue
+		}
+		if schema := d.Descriptor().Schema; schema.Properties["temperature"].Unit != "Cel" {
+			t.Fatalf("schema %+v: want the driver's quantities without the chip", schema)
+		}
+		_, err := d.(device.Reader).Read(context.Background())
+		if err == nil || !strings.Contains(err.Error(), "set up: tmp102 at 0x48 on I2C bus 1") {
+			t.Fatalf("read: %v, want the setup's error", err)
+		}
+		return
+	}
+	t.Fatal("no bench.temp")
 }

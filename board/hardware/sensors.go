@@ -51,6 +51,30 @@ func newSensor(driver string, bus i2c.Bus, addr uint16, o *board.SensorOptions) 
 	return nil, fmt.Errorf("unknown sensor driver %q", driver)
 }
 
+// sensorQuantities are what the named driver measures with the file's
+// options, known without the chip.
+func sensorQuantities(driver string, o *board.SensorOptions) ([]sensor.Quantity, error) {
+	switch driver {
+	case "bme280":
+		return bme280.Quantities(), nil
+	case "sht3x":
+		return sht3x.Quantities(), nil
+	case "sht4x":
+		return sht4x.Quantities(), nil
+	case "ads1115":
+		opts := &ads1115.Opts{}
+		if o != nil {
+			opts.Channels = o.Channels
+		}
+		return ads1115.Quantities(opts), nil
+	case "mcp9808":
+		return mcp9808.Quantities(), nil
+	case "tmp102", "tmp105":
+		return tmp102.Quantities(), nil
+	}
+	return nil, fmt.Errorf("unknown sensor driver %q", driver)
+}
+
 // level maps "high", "medium", "low" ("": high) to a driver's setting.
 func level[T any](word string, high, medium, low T) T {
 	switch word {

@@ -119,11 +119,34 @@ func New(b i2c.Bus, addr uint16, opts *Opts) (*Dev, error) {
 	return d, nil
 }
 
-func (d *Dev) setOpts(o Opts) error {
-	d.channels = []int{0, 1, 2, 3}
+// channels are the inputs o converts: its own, sorted, or all four.
+func channels(o Opts) []int {
 	if len(o.Channels) > 0 {
-		d.channels = slices.Sorted(slices.Values(o.Channels))
+		return slices.Sorted(slices.Values(o.Channels))
 	}
+	return []int{0, 1, 2, 3}
+}
+
+// Quantities are what a Dev made with opts measures, known without the
+// chip: the gateway describes a sensor that does not answer yet.
+func Quantities(opts *Opts) []sensor.Quantity {
+	var o Opts
+	if opts != nil {
+		o = *opts
+	}
+	return quantities(channels(o))
+}
+
+func quantities(chans []int) []sensor.Quantity {
+	q := make([]sensor.Quantity, len(chans))
+	for i, ch := range chans {
+		q[i] = sensor.Quantity{Name: "ain" + strconv.Itoa(ch), Unit: "V"}
+	}
+	return q
+}
+
+func (d *Dev) setOpts(o Opts) error {
+	d.channels = channels(o)
 	for i, ch := range d.channels {
 		if ch < 0 || ch > 3 {
 			return fmt.Errorf("ads1115: channel %d: the inputs are 0..3", ch)
@@ -160,13 +183,7 @@ func (d *Dev) config(ch int) uint16 {
 
 // Quantities implements sensor.Sensor: ain0..ain3 in volts, for the
 // configured channels.
-func (d *Dev) Quantities() []sensor.Quantity {
-	q := make([]sensor.Quantity, len(d.channels))
-	for i, ch := range d.channels {
-		q[i] = sensor.Quantity{Name: "ain" + strconv.Itoa(ch), Unit: "V"}
-	}
-	return q
-}
+func (d *Dev) Quantities() []sensor.Quantity { return quantities(d.channels) }
 
 // Sense converts each configured channel in turn. It gives up when ctx
 // ends, between bus transfers.

@@ -245,7 +245,11 @@ func (d *Dev) waitStatus(ctx context.Context, mask byte) error {
 }
 
 // Quantities implements sensor.Sensor.
-func (d *Dev) Quantities() []sensor.Quantity {
+func (d *Dev) Quantities() []sensor.Quantity { return Quantities() }
+
+// Quantities are what the sensor measures, known without the chip: the
+// gateway describes a sensor that does not answer yet.
+func Quantities() []sensor.Quantity {
 	return []sensor.Quantity{
 		{Name: "temperature", Unit: "Cel"},
 		{Name: "humidity", Unit: "%RH"},
