@@ -114,7 +114,33 @@ test-systemd: deb adapters
 	CGO_ENABLED=0 $(GO) build -tags testhang -trimpath -ldflags '$(LDFLAGS)' -o bin/gateway-testhang ./cmd/gateway
 	bash systemd/test/run.sh
 
+
+# The I2C part of the real-kernel test (issue 8): the ARMv7 gateway on
+# Debian's armhf kernel under qemu-system-arm (vexpress-a15) with QEMU's
+# TMP105 models on the board's I2C bus, reached over its emulated LAN9118.
+# Assets are cached in $${XDG_CACHE_HOME:-~/.cache}/gateway-qemu/armhf
+# (systemtest/qemu/armhf/README.md).
+.PHONY: test-qemu-armhf
+test-qemu-armhf: cross
+	bash systemtest/qemu/armhf/assets.sh >/dev/null
+	GATEWAY_QEMU=1 $(GO) test -count=1 -v ./systemtest/qemu/armhf
+
+# The GPIO, serial and network part of the real-kernel test (issue 8): the
+# arm64 gateway on Debian's arm64 kernel under qemu-system-aarch64 (virt,
+# TCG) with gpio-sim lines, a usb-serial and a pci-serial instrument, and
+# a HAL client over the guest's virtio-net. Assets are cached in
+# $${XDG_CACHE_HOME:-~/.cache}/gateway-qemu/arm64 (systemtest/qemu/README.md).
+.PHONY: test-qemu-arm64
+test-qemu-arm64: cross
+	bash systemtest/qemu/arm64/assets.sh >/dev/null
+	GATEWAY_QEMU=1 $(GO) test -count=1 -v ./systemtest/qemu/arm64
+
+# The real-kernel test (issue 8): both guests; each prints N passed, N failed.
+.PHONY: test-qemu
+test-qemu: test-qemu-arm64 test-qemu-armhf
+
 # The real-system tests (tier 3), each installing what it needs: the ARM
-# binaries under qemu-user, and the units and package under a real systemd.
+# binaries under qemu-user, the units and package under a real systemd,
+# and the ARM binaries on Debian's kernels under QEMU (docs/testing.md).
 .PHONY: test-system
-test-system: test-cross test-systemd
+test-system: test-cross test-systemd test-qemu

@@ -1,0 +1,350 @@
+package arm64_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"gateway/device"
+	"gateway/halclient"
+	"gateway/openhal"
+)
+
+// gatewayYAML is the guest's /etc/gateway/gateway.yaml: the generic board
+// with the gpio-sim chip's lines (named by line name, and one by chip label
+// and offset) and the two serial ports.
+const gatewayYAML = `board: generic
+stateDir: /var/lib/gateway
+hub:
+  listen:
+    http: ""
+    tcp: 0.0.0.0:7751
+devices:
+  bench.relay:
+    kind: gpio.output
+    pin: RELAY
+    safe: false
+  bench.lamp:
+    kind: gpio.output
+    pin: "gwsim:1"
+  bench.door:
+    kind: gpio.input
+    pin: DOOR
+    pull: down
+    debounce: 20ms
+  bench.stop:
+    kind: gpio.input
+    pin: STOP
+    pull: up
+    invert: true
+  bench.contact:
+    kind: gpio.input
+    pin: CONTACT
+    pull: down
+    debounce: 2s
+  bench.meter:
+    kind: serial
+    port: /dev/ttyUSB0
+    baud: 9600
+  bench.psu:
+    kind: serial
+    port: /dev/ttyS0
+    baud: 115200
+stopButton: bench.stop
+`
+
+// The gpio-sim offsets of the lines init names.
+const (
+	lineRelay   = 0
+	lineLamp    = 1
+	lineDoor    = 2
+	lineStop    = 3
+	lineContact = 4
+)
+
+// assets finds the kernel, the base initramfs and the arm64 gateway, or
+// says how to make them.
+func assets(t *testing.T) (kernel, base, bin string) {
+	t.Helper()
+	dir := os.Getenv("GATEWAY_QEMU_ASSETS")
+	if dir == "" {
+		cache := os.Getenv("XDG_CACHE_HOME")
+		if cache == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				t.Fatalf("find the asset cache: %v", err)
+			}
+			cache = filepath.Join(home, ".cache")
+		}
+		dir = filepath.Join(cache, "gateway-qemu", "arm64", "out")
+	}
+	bin = os.Getenv("GATEWAY_ARM64_BIN")
+	if bin == "" {
+		bin = filepath.Join("..", "..", "..", "bin", "cross", "gateway-linux-arm64")
+	}
+	kernel, base = filepath.Join(dir, "vmlinuz"), filepath.Join(dir, "base.cpio.gz")
+	for _, f := range []string{kernel, base, bin} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("%v: run make test-qemu-arm64 (it runs make cross and systemtest/qemu/arm64/assets.sh)", err)
+		}
+	}
+	return kernel, base, bin
+}
+
+func TestGatewayOnArm64(t *testing.T) {
+	if os.Getenv("GATEWAY_QEMU") != "1" {
+		t.Skip("boots Debian's arm64 kernel under QEMU (minutes): run `make test-qemu-arm64`, " +
+			"or GATEWAY_QEMU=1 go test -count=1 -v ./systemtest/qemu/arm64 after make cross and systemtest/qemu/arm64/assets.sh")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	started := time.Now()
+	b := startBench(ctx, t)
+	r := &report{t: t}
+	defer func() {
+		r.summary()
+		if r.failed > 0 || t.Failed() || os.Getenv("GATEWAY_QEMU_LOG") == "1" {
+			b.dump(t)
+		}
+	}()
+
+	var s *scenario
+	r.check("boot, then HAL over the guest's virtio-net (hostfwd) with the admin token", func() (err error) {
+		s, err = b.connect(ctx, t)
+		return err
+	})
+	if s == nil {
+		return
+	}
+	t.Logf("booted and connected after %s", time.Since(started).Round(100*time.Millisecond))
+	r.check("gpio output by line name (RELAY): HAL write true/false -> gpio-sim value 1/0", func() error { return s.output("bench.relay", lineRelay) })
+	r.check("gpio output by chip label:offset (gwsim:1): HAL write true/false -> value 1/0", func() error { return s.output("bench.lamp", lineLamp) })
+	r.check("gpio input DOOR: pull-up/pull-down in the guest -> hal/value true, false", s.input)
+	r.check("gpio input CONTACT, debounce 2s: a 0.5 s pulse publishes nothing, held levels publish true, false", s.debounce)
+	r.check("serial USB (ftdi_sio, /dev/ttyUSB0): instrument line -> hal/value, *IDN? with reply", func() error { return s.serial("bench.meter", b.usb) })
+	r.check("serial PCI (8250, /dev/ttyS0): instrument line -> hal/value, *IDN? with reply", func() error { return s.serial("bench.psu", b.pci) })
+	r.check("serial USB unplug (QMP device_del) -> offline, replug (device_add) -> ok and answers", s.replug)
+	r.check("stop button STOP pressed -> hal/stopped, relay driven safe; released -> resume", s.stopButton)
+	t.Logf("all checks done after %s", time.Since(started).Round(100*time.Millisecond))
+}
+
+// bench is the running guest with its QMP connection and instruments.
+type bench struct {
+	g        *guest
+	qmp      *qmp
+	usb, pci *instrument
+}
+
+// startBench makes the initramfs, boots the guest and connects QMP and the
+// instruments; t.Cleanup stops them all.
+func startBench(ctx context.Context, t *testing.T) *bench {
+	t.Helper()
+	kernel, base, bin := assets(t)
+	dir := t.TempDir()
+	gw, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatalf("read the gateway binary: %v", err)
+	}
+	initrd := filepath.Join(dir, "initrd")
+	err = buildInitrd(base, initrd, []cpioFile{
+		{name: "gateway", mode: 0o100755, data: gw},
+		{name: "etc", mode: 0o040755},
+		{name: "etc/gateway", mode: 0o040755},
+		{name: "etc/gateway/gateway.yaml", mode: 0o100644, data: []byte(gatewayYAML)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	usbSock, pciSock := filepath.Join(dir, "usb.sock"), filepath.Join(dir, "pci.sock")
+	g, err := startGuest(ctx, guestConfig{kernel: kernel, initrd: initrd,
+		usbChardev: usbSock, pciChard: pciSock, qmpPath: filepath.Join(dir, "qmp.sock")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(g.stop)
+	b := &bench{g: g}
+	if b.qmp, err = dialQMP(g.qmpPath, 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.qmp.close)
+	if b.usb, err = connectInstrument("USB-DMM", usbSock); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.usb.close)
+	if b.pci, err = connectInstrument("PCI-PSU", pciSock); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.pci.close)
+	return b
+}
+
+// connect waits for the gateway to listen, reads the admin token through
+// the command channel and dials the Hub through the forwarded port.
+func (b *bench) connect(ctx context.Context, t *testing.T) (*scenario, error) {
+	bootCtx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+	if err := b.g.console.waitFor(bootCtx, b.g.exited, "msg=listening transport=tcp",
+		"init: gateway exited", "init: no /gateway", "Kernel panic"); err != nil {
+		return nil, fmt.Errorf("boot: %w", err)
+	}
+	token, err := b.g.run("cat /var/lib/gateway/admin.token", 20*time.Second)
+	token = strings.TrimSpace(token)
+	if err != nil || token == "" || strings.Contains(token, " ") {
+		return nil, fmt.Errorf("read the admin token in the guest: %q %v", token, err)
+	}
+	url := fmt.Sprintf("tcp://127.0.0.1:%d", b.g.halPort)
+	conn, err := halclient.Dial(ctx, url, halclient.Options{Token: token, ClientName: "qemu-arm64-test"})
+	if err != nil {
+		return nil, fmt.Errorf("HAL over the guest's network card: %w", err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &scenario{ctx: ctx, g: b.g, conn: conn, rec: newRecorder(conn.Notifications()),
+		qmp: b.qmp, usb: b.usb, pci: b.pci, logf: t.Logf}, nil
+}
+
+// dump logs what the instruments received and the guest's console.
+func (b *bench) dump(t *testing.T) {
+	t.Logf("instrument USB-DMM received %q", b.usb.received())
+	t.Logf("instrument PCI-PSU received %q", b.pci.received())
+	t.Logf("guest console:\n%s", b.g.console.String())
+}
+
+// report prints each check as PASS or FAIL and the totals.
+type report struct {
+	t              *testing.T
+	passed, failed int
+}
+
+func (r *report) check(name string, fn func() error) {
+	start := time.Now()
+	err := fn()
+	took := time.Since(start).Round(10 * time.Millisecond)
+	if err != nil {
+		r.failed++
+		line := fmt.Sprintf("FAIL %s (%s): %v", name, took, err)
+		fmt.Println(line)
+		r.t.Errorf("%s", line)
+		return
+	}
+	r.passed++
+	line := fmt.Sprintf("PASS %s (%s)", name, took)
+	fmt.Println(line)
+	r.t.Logf("%s", line)
+}
+
+func (r *report) summary() {
+	line := fmt.Sprintf("%d passed, %d failed", r.passed, r.failed)
+	fmt.Println(line)
+	r.t.Logf("%s", line)
+}
+
+// recorder keeps every notification the client receives, so that a check
+// can wait for one that arrives after its action (from a mark).
+type recorder struct {
+	mu      sync.Mutex
+	notes   []halclient.Notification
+	changed chan struct{}
+	closed  bool
+}
+
+func newRecorder(ch <-chan halclient.Notification) *recorder {
+	r := &recorder{changed: make(chan struct{})}
+	go func() {
+		for n := range ch {
+			r.mu.Lock()
+			r.notes = append(r.notes, n)
+			close(r.changed)
+			r.changed = make(chan struct{})
+			r.mu.Unlock()
+		}
+		r.mu.Lock()
+		r.closed = true
+		close(r.changed)
+		r.changed = make(chan struct{})
+		r.mu.Unlock()
+	}()
+	return r
+}
+
+func (r *recorder) mark() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.notes)
+}
+
+// waitFor returns the index just past the first notification at or after
+// from with the method whose params match, waiting up to within. An empty
+// method leaves the choice to match, which then sees the whole notification.
+func (r *recorder) waitFor(ctx context.Context, from int, within time.Duration, method string, match any) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	for {
+		r.mu.Lock()
+		for i := from; i < len(r.notes); i++ {
+			if n := r.notes[i]; matches(n, method, match) {
+				r.mu.Unlock()
+				return i + 1, nil
+			}
+		}
+		from = len(r.notes)
+		ch, closed := r.changed, r.closed
+		r.mu.Unlock()
+		if closed {
+			return 0, fmt.Errorf("connection closed while waiting for %s", method)
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			if method == "" {
+				method = "matching notification"
+			}
+			return 0, fmt.Errorf("no %s within %s", method, within)
+		}
+	}
+}
+
+// values returns the values of id's hal/value notifications from index from.
+func (r *recorder) values(from int, id string) []any {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var vs []any
+	for _, n := range r.notes[from:] {
+		var v openhal.ValueResult
+		if n.Method == openhal.NotifyValue && json.Unmarshal(n.Params, &v) == nil && v.Device == id {
+			vs = append(vs, v.Value)
+		}
+	}
+	return vs
+}
+
+func matches(n halclient.Notification, method string, match any) bool {
+	switch m := match.(type) {
+	case nil:
+		return n.Method == method
+	case func(json.RawMessage) bool:
+		return n.Method == method && m(n.Params)
+	case func(halclient.Notification) bool:
+		return (method == "" || n.Method == method) && m(n)
+	}
+	return false
+}
+
+func valueIs(id string, want any) func(json.RawMessage) bool {
+	return func(p json.RawMessage) bool {
+		var v openhal.ValueResult
+		return json.Unmarshal(p, &v) == nil && v.Device == id && v.Value == want
+	}
+}
+
+func stateIs(id string, want device.State) func(json.RawMessage) bool {
+	return func(p json.RawMessage) bool {
+		var v openhal.DeviceStateParams
+		return json.Unmarshal(p, &v) == nil && v.Device == id && v.State == want
+	}
+}
