@@ -14,6 +14,7 @@ import (
 	"gateway/device"
 	"gateway/halclient"
 	"gateway/openhal"
+	"gateway/systemtest/qemu/qemutest"
 )
 
 // gatewayYAML is the guest's /etc/gateway/gateway.yaml: the generic board
@@ -74,15 +75,11 @@ func assets(t *testing.T) (kernel, base, bin string) {
 	t.Helper()
 	dir := os.Getenv("GATEWAY_QEMU_ASSETS")
 	if dir == "" {
-		cache := os.Getenv("XDG_CACHE_HOME")
-		if cache == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				t.Fatalf("find the asset cache: %v", err)
-			}
-			cache = filepath.Join(home, ".cache")
+		cache, err := qemutest.CacheDir("arm64")
+		if err != nil {
+			t.Fatal(err)
 		}
-		dir = filepath.Join(cache, "gateway-qemu", "arm64", "out")
+		dir = filepath.Join(cache, "out")
 	}
 	bin = os.Getenv("GATEWAY_ARM64_BIN")
 	if bin == "" {
@@ -98,7 +95,7 @@ func assets(t *testing.T) (kernel, base, bin string) {
 }
 
 func TestGatewayOnArm64(t *testing.T) {
-	if os.Getenv("GATEWAY_QEMU") != "1" {
+	if !qemutest.Enabled() {
 		t.Skip("boots Debian's arm64 kernel under QEMU (minutes): run `make test-qemu-arm64`, " +
 			"or GATEWAY_QEMU=1 go test -count=1 -v ./systemtest/qemu/arm64 after make cross and systemtest/qemu/arm64/assets.sh")
 	}
@@ -106,16 +103,16 @@ func TestGatewayOnArm64(t *testing.T) {
 	defer cancel()
 	started := time.Now()
 	b := startBench(ctx, t)
-	r := &report{t: t}
+	r := qemutest.NewReport(t, os.Stdout)
 	defer func() {
-		r.summary()
-		if r.failed > 0 || t.Failed() || os.Getenv("GATEWAY_QEMU_LOG") == "1" {
+		r.Summary()
+		if r.Failed() > 0 || t.Failed() || os.Getenv("GATEWAY_QEMU_LOG") == "1" {
 			b.dump(t)
 		}
 	}()
 
 	var s *scenario
-	r.check("boot, then HAL over the guest's virtio-net (hostfwd) with the admin token", func() (err error) {
+	r.Check("boot, then HAL over the guest's virtio-net (hostfwd) with the admin token", func() (err error) {
 		s, err = b.connect(ctx, t)
 		return err
 	})
@@ -123,21 +120,21 @@ func TestGatewayOnArm64(t *testing.T) {
 		return
 	}
 	t.Logf("booted and connected after %s", time.Since(started).Round(100*time.Millisecond))
-	r.check("gpio output by line name (RELAY): HAL write true/false -> gpio-sim value 1/0", func() error { return s.output("bench.relay", lineRelay) })
-	r.check("gpio output by chip label:offset (gwsim:1): HAL write true/false -> value 1/0", func() error { return s.output("bench.lamp", lineLamp) })
-	r.check("gpio input DOOR: pull-up/pull-down in the guest -> hal/value true, false", s.input)
-	r.check("gpio input CONTACT, debounce 2s: a 0.5 s pulse publishes nothing, held levels publish true, false", s.debounce)
-	r.check("serial USB (ftdi_sio, /dev/ttyUSB0): instrument line -> hal/value, *IDN? with reply", func() error { return s.serial("bench.meter", b.usb) })
-	r.check("serial PCI (8250, /dev/ttyS0): instrument line -> hal/value, *IDN? with reply", func() error { return s.serial("bench.psu", b.pci) })
-	r.check("serial USB unplug (QMP device_del) -> offline, replug (device_add) -> ok and answers", s.replug)
-	r.check("stop button STOP pressed -> hal/stopped, relay driven safe; released -> resume", s.stopButton)
+	r.Check("gpio output by line name (RELAY): HAL write true/false -> gpio-sim value 1/0", func() error { return s.output("bench.relay", lineRelay) })
+	r.Check("gpio output by chip label:offset (gwsim:1): HAL write true/false -> value 1/0", func() error { return s.output("bench.lamp", lineLamp) })
+	r.Check("gpio input DOOR: pull-up/pull-down in the guest -> hal/value true, false", s.input)
+	r.Check("gpio input CONTACT, debounce 2s: a 0.5 s pulse publishes nothing, held levels publish true, false", s.debounce)
+	r.Check("serial USB (ftdi_sio, /dev/ttyUSB0): instrument line -> hal/value, *IDN? with reply", func() error { return s.serial("bench.meter", b.usb) })
+	r.Check("serial PCI (8250, /dev/ttyS0): instrument line -> hal/value, *IDN? with reply", func() error { return s.serial("bench.psu", b.pci) })
+	r.Check("serial USB unplug (QMP device_del) -> offline, replug (device_add) -> ok and answers", s.replug)
+	r.Check("stop button STOP pressed -> hal/stopped, relay driven safe; released -> resume", s.stopButton)
 	t.Logf("all checks done after %s", time.Since(started).Round(100*time.Millisecond))
 }
 
 // bench is the running guest with its QMP connection and instruments.
 type bench struct {
-	g        *guest
-	qmp      *qmp
+	g        *qemutest.Guest
+	qmp      *qemutest.QMP
 	usb, pci *instrument
 }
 
@@ -152,27 +149,29 @@ func startBench(ctx context.Context, t *testing.T) *bench {
 		t.Fatalf("read the gateway binary: %v", err)
 	}
 	initrd := filepath.Join(dir, "initrd")
-	err = buildInitrd(base, initrd, []cpioFile{
-		{name: "gateway", mode: 0o100755, data: gw},
-		{name: "etc", mode: 0o040755},
-		{name: "etc/gateway", mode: 0o040755},
-		{name: "etc/gateway/gateway.yaml", mode: 0o100644, data: []byte(gatewayYAML)},
+	err = qemutest.WriteInitrd(base, initrd, []qemutest.File{
+		{Name: "gateway", Mode: 0o755, Data: gw},
+		{Name: "etc/gateway/gateway.yaml", Mode: 0o644, Data: []byte(gatewayYAML)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	usbSock, pciSock := filepath.Join(dir, "usb.sock"), filepath.Join(dir, "pci.sock")
+	qmpPath := filepath.Join(dir, "qmp.sock")
 	g, err := startGuest(ctx, guestConfig{kernel: kernel, initrd: initrd,
-		usbChardev: usbSock, pciChard: pciSock, qmpPath: filepath.Join(dir, "qmp.sock")})
+		usbChardev: usbSock, pciChard: pciSock, qmpPath: qmpPath})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(g.stop)
+	t.Cleanup(g.Stop)
+	t.Logf("QEMU pid %d", g.PID())
 	b := &bench{g: g}
-	if b.qmp, err = dialQMP(g.qmpPath, 10*time.Second); err != nil {
+	qctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if b.qmp, err = qemutest.DialQMP(qctx, qmpPath); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(b.qmp.close)
+	t.Cleanup(func() { b.qmp.Close() })
 	if b.usb, err = connectInstrument("USB-DMM", usbSock); err != nil {
 		t.Fatal(err)
 	}
@@ -189,16 +188,18 @@ func startBench(ctx context.Context, t *testing.T) *bench {
 func (b *bench) connect(ctx context.Context, t *testing.T) (*scenario, error) {
 	bootCtx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
-	if err := b.g.console.waitFor(bootCtx, b.g.exited, "msg=listening transport=tcp",
+	if err := b.g.WaitConsole(bootCtx, "msg=listening transport=tcp",
 		"init: gateway exited", "init: no /gateway", "Kernel panic"); err != nil {
 		return nil, fmt.Errorf("boot: %w", err)
 	}
-	token, err := b.g.run("cat /var/lib/gateway/admin.token", 20*time.Second)
+	tokCtx, cancelTok := context.WithTimeout(ctx, 20*time.Second)
+	defer cancelTok()
+	token, err := b.g.Shell(tokCtx, "cat /var/lib/gateway/admin.token")
 	token = strings.TrimSpace(token)
 	if err != nil || token == "" || strings.Contains(token, " ") {
 		return nil, fmt.Errorf("read the admin token in the guest: %q %v", token, err)
 	}
-	url := fmt.Sprintf("tcp://127.0.0.1:%d", b.g.halPort)
+	url := fmt.Sprintf("tcp://127.0.0.1:%d", b.g.HostPort(guestHALPort))
 	conn, err := halclient.Dial(ctx, url, halclient.Options{Token: token, ClientName: "qemu-arm64-test"})
 	if err != nil {
 		return nil, fmt.Errorf("HAL over the guest's network card: %w", err)
@@ -212,36 +213,7 @@ func (b *bench) connect(ctx context.Context, t *testing.T) (*scenario, error) {
 func (b *bench) dump(t *testing.T) {
 	t.Logf("instrument USB-DMM received %q", b.usb.received())
 	t.Logf("instrument PCI-PSU received %q", b.pci.received())
-	t.Logf("guest console:\n%s", b.g.console.String())
-}
-
-// report prints each check as PASS or FAIL and the totals.
-type report struct {
-	t              *testing.T
-	passed, failed int
-}
-
-func (r *report) check(name string, fn func() error) {
-	start := time.Now()
-	err := fn()
-	took := time.Since(start).Round(10 * time.Millisecond)
-	if err != nil {
-		r.failed++
-		line := fmt.Sprintf("FAIL %s (%s): %v", name, took, err)
-		fmt.Println(line)
-		r.t.Errorf("%s", line)
-		return
-	}
-	r.passed++
-	line := fmt.Sprintf("PASS %s (%s)", name, took)
-	fmt.Println(line)
-	r.t.Logf("%s", line)
-}
-
-func (r *report) summary() {
-	line := fmt.Sprintf("%d passed, %d failed", r.passed, r.failed)
-	fmt.Println(line)
-	r.t.Logf("%s", line)
+	t.Logf("guest console:\n%s", b.g.Console().String())
 }
 
 // recorder keeps every notification the client receives, so that a check

@@ -10,16 +10,17 @@ import (
 	"gateway/device"
 	"gateway/halclient"
 	"gateway/openhal"
+	"gateway/systemtest/qemu/qemutest"
 )
 
 // scenario holds what the checks drive: the guest (command channel, QMP),
 // the HAL connection and the instruments.
 type scenario struct {
 	ctx  context.Context
-	g    *guest
+	g    *qemutest.Guest
 	conn *halclient.Conn
 	rec  *recorder
-	qmp  *qmp
+	qmp  *qemutest.QMP
 	usb  *instrument
 	pci  *instrument
 	logf func(format string, args ...any)
@@ -27,14 +28,29 @@ type scenario struct {
 
 const notifyWait = 30 * time.Second
 
+// shell runs command in the guest through the command channel.
+func (s *scenario) shell(command string) (string, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, 20*time.Second)
+	defer cancel()
+	return s.g.Shell(ctx, command)
+}
+
+// qmpRun runs a QMP command whose answer is only success or an error.
+func (s *scenario) qmpRun(command string, args any) error {
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	_, err := s.qmp.Run(ctx, command, args)
+	return err
+}
+
 // lineValue reads a gpio-sim line's level in the guest ("0" or "1").
 func (s *scenario) lineValue(offset int) (string, error) {
-	out, err := s.g.run("cat "+simAttr(offset, "value"), 20*time.Second)
+	out, err := s.shell("cat " + simAttr(offset, "value"))
 	return strings.TrimSpace(out), err
 }
 
 func (s *scenario) pull(offset int, dir string) error {
-	out, err := s.g.run("echo pull-"+dir+" >"+simAttr(offset, "pull"), 20*time.Second)
+	out, err := s.shell("echo pull-" + dir + " >" + simAttr(offset, "pull"))
 	if err != nil || strings.TrimSpace(out) != "" {
 		return fmt.Errorf("pull-%s line %d: %q %v", dir, offset, out, err)
 	}
@@ -89,7 +105,7 @@ func (s *scenario) input() error {
 func (s *scenario) debounce() error {
 	m := s.rec.mark()
 	p := simAttr(lineContact, "pull")
-	out, err := s.g.run("echo pull-up >"+p+"; sleep 0.5; echo pull-down >"+p, 20*time.Second)
+	out, err := s.shell("echo pull-up >" + p + "; sleep 0.5; echo pull-down >" + p)
 	if err != nil || strings.TrimSpace(out) != "" {
 		return fmt.Errorf("pulse: %q %v", out, err)
 	}
@@ -188,17 +204,19 @@ func (s *scenario) serial(id string, in *instrument) error {
 // replug unplugs the USB serial adapter and plugs it back through QMP.
 func (s *scenario) replug() error {
 	m := s.rec.mark()
-	if err := s.qmp.run("device_del", map[string]any{"id": "usbser"}); err != nil {
+	if err := s.qmpRun("device_del", map[string]any{"id": "usbser"}); err != nil {
 		return err
 	}
-	if err := s.qmp.waitEvent("DEVICE_DELETED", "usbser", notifyWait); err != nil {
+	ctx, cancel := context.WithTimeout(s.ctx, notifyWait)
+	defer cancel()
+	if err := s.qmp.WaitEvent(ctx, "DEVICE_DELETED", "usbser"); err != nil {
 		return err
 	}
 	if _, err := s.rec.waitFor(s.ctx, m, notifyWait, openhal.NotifyDeviceState, stateIs("bench.meter", device.StateOffline)); err != nil {
 		return fmt.Errorf("after device_del: %w", err)
 	}
 	m = s.rec.mark()
-	if err := s.qmp.run("device_add", map[string]any{"driver": "usb-serial", "id": "usbser", "chardev": "cu", "bus": "xhci.0"}); err != nil {
+	if err := s.qmpRun("device_add", map[string]any{"driver": "usb-serial", "id": "usbser", "chardev": "cu", "bus": "xhci.0"}); err != nil {
 		return err
 	}
 	if _, err := s.rec.waitFor(s.ctx, m, notifyWait, openhal.NotifyDeviceState, stateIs("bench.meter", device.StateOK)); err != nil {

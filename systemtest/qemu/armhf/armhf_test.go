@@ -24,6 +24,7 @@ import (
 	"gateway/device"
 	"gateway/halclient"
 	"gateway/openhal"
+	"gateway/systemtest/qemu/qemutest"
 )
 
 const skipMsg = "boots Debian's armhf kernel under qemu-system-arm (about 10 s with the assets cached): " +
@@ -69,25 +70,8 @@ type model struct{ qomID, device string }
 
 var models = []model{{"tmp0", "lab.temp"}, {"tmp1", "lab.temp2"}}
 
-// checks counts and prints PASS/FAIL lines.
-type checks struct {
-	t              *testing.T
-	passed, failed int
-}
-
-func (c *checks) check(name string, err error) {
-	c.t.Helper()
-	if err != nil {
-		c.failed++
-		c.t.Logf("FAIL %s: %v", name, err)
-		return
-	}
-	c.passed++
-	c.t.Logf("PASS %s", name)
-}
-
 func TestI2CSensorOnVexpress(t *testing.T) {
-	if os.Getenv("GATEWAY_QEMU") != "1" {
+	if !qemutest.Enabled() {
 		t.Skip(skipMsg)
 	}
 	start := time.Now()
@@ -113,51 +97,54 @@ func TestI2CSensorOnVexpress(t *testing.T) {
 	a := assets{dir: strings.TrimSpace(string(out))}
 	tAssets := time.Since(start)
 
-	extra := newc([]cpioFile{
-		{name: "gateway", mode: 0o755, data: gw},
-		{name: "etc/gateway/gateway.yaml", mode: 0o644, data: []byte(gatewayYAML)},
-	})
-	g, err := bootGuest(a, extra, t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	tmp := t.TempDir()
+	qmpPath := filepath.Join(tmp, "qmp.sock")
+	g, err := bootGuest(ctx, a, []qemutest.File{
+		{Name: "gateway", Mode: 0o755, Data: gw},
+		{Name: "etc/gateway/gateway.yaml", Mode: 0o644, Data: []byte(gatewayYAML)},
+	}, tmp, qmpPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(g.stop)
-	c := &checks{t: t}
+	t.Cleanup(g.Stop)
+	t.Logf("QEMU pid %d", g.PID())
+	c := qemutest.NewReport(t, os.Stdout)
 	defer func() {
-		t.Logf("%d passed, %d failed", c.passed, c.failed)
-		if c.failed > 0 || t.Failed() {
-			t.Errorf("guest console:\n%s", g.con.String())
+		c.Summary()
+		if c.Failed() > 0 || t.Failed() || os.Getenv("GATEWAY_QEMU_LOG") == "1" {
+			t.Logf("guest console:\n%s", g.Console().String())
 		}
 	}()
+	fail := func(name string, err error) { c.Check(name, func() error { return err }) }
 
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
 	bootStart := time.Now()
-	if err := g.waitFor(ctx, "msg=ready"); err != nil {
-		c.check("gateway ready in the guest", err)
+	if err := g.WaitConsole(ctx, "msg=ready"); err != nil {
+		fail("gateway ready in the guest", err)
 		return
 	}
 	tBoot := time.Since(bootStart)
-	bus := regexp.MustCompile(`guest: i2c (/dev/i2c-\d+)`).FindStringSubmatch(g.con.String())
+	bus := regexp.MustCompile(`guest: i2c (/dev/i2c-\d+)`).FindStringSubmatch(g.Console().String())
 	if bus == nil {
-		c.check("guest found the I2C bus at 1c160000", fmt.Errorf("no 'guest: i2c' line"))
+		fail("guest found the I2C bus at 1c160000", fmt.Errorf("no 'guest: i2c' line"))
 		return
 	}
-	token, err := g.shell(ctx, "cat /var/lib/gateway/admin.token")
+	token, err := g.Shell(ctx, "cat /var/lib/gateway/admin.token")
 	if err != nil {
-		c.check("read the admin token over the command channel", err)
+		fail("read the admin token over the command channel", err)
 		return
 	}
-	q, err := dialQMP(ctx, g.qmpPath)
+	q, err := qemutest.DialQMP(ctx, qmpPath)
 	if err != nil {
-		c.check("QMP", err)
+		fail("QMP", err)
 		return
 	}
 	defer q.Close()
-	conn, err := halclient.Dial(ctx, fmt.Sprintf("tcp://127.0.0.1:%d", g.halPort),
+	conn, err := halclient.Dial(ctx, fmt.Sprintf("tcp://127.0.0.1:%d", g.HostPort(guestHALPort)),
 		halclient.Options{Token: strings.TrimSpace(token), ClientName: "armhf-systemtest"})
 	if err != nil {
-		c.check("HAL client dials the gateway through the LAN9118", err)
+		fail("HAL client dials the gateway through the LAN9118", err)
 		return
 	}
 	defer conn.Close()
@@ -165,29 +152,29 @@ func TestI2CSensorOnVexpress(t *testing.T) {
 
 	for i, m := range models {
 		milli := []int64{23125, 30500}[i]
-		c.check(fmt.Sprintf("(a) %s reads model %s's temperature (%d m°C)", m.device, m.qomID, milli),
-			readMatches(ctx, q, conn, m, milli))
+		c.Check(fmt.Sprintf("(a) %s reads model %s's temperature (%d m°C)", m.device, m.qomID, milli),
+			func() error { return readMatches(ctx, q, conn, m, milli) })
 	}
 	for i, m := range models {
 		milli := []int64{-10125, 42500}[i]
-		c.check(fmt.Sprintf("(b) QMP sets %s to %d m°C, the client gets hal/value", m.qomID, milli),
-			changeSeen(ctx, q, conn, m, milli))
+		c.Check(fmt.Sprintf("(b) QMP sets %s to %d m°C, the client gets hal/value", m.qomID, milli),
+			func() error { return changeSeen(ctx, q, conn, m, milli) })
 	}
-	c.check("(c) a sensor at a missing address (0x4a) is served in fault, and the gateway serves the rest",
-		missingAddress(ctx, conn))
-	unplug(ctx, t, c, q, conn)
+	c.Check("(c) a sensor at a missing address (0x4a) is served in fault, and the gateway serves the rest",
+		func() error { return missingAddress(ctx, conn) })
+	unplug(ctx, c, q, conn)
 	t.Logf("times: assets %v, boot to gateway ready %v, checks %v, total %v",
 		tAssets.Round(time.Millisecond), tBoot.Round(time.Millisecond),
 		time.Since(checksStart).Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 }
 
 // setTemp sets a model's temperature in m°C through QMP and reads it back.
-func setTemp(q *qmp, m model, milli int64) error {
+func setTemp(ctx context.Context, q *qemutest.QMP, m model, milli int64) error {
 	path := "/machine/peripheral/" + m.qomID
-	if _, err := q.run("qom-set", map[string]any{"path": path, "property": "temperature", "value": milli}); err != nil {
+	if _, err := q.Run(ctx, "qom-set", map[string]any{"path": path, "property": "temperature", "value": milli}); err != nil {
 		return err
 	}
-	raw, err := q.run("qom-get", map[string]any{"path": path, "property": "temperature"})
+	raw, err := q.Run(ctx, "qom-get", map[string]any{"path": path, "property": "temperature"})
 	if err != nil {
 		return err
 	}
@@ -211,8 +198,8 @@ func temperature(v any) (float64, error) {
 	return f, nil
 }
 
-func readMatches(ctx context.Context, q *qmp, conn *halclient.Conn, m model, milli int64) error {
-	if err := setTemp(q, m, milli); err != nil {
+func readMatches(ctx context.Context, q *qemutest.QMP, conn *halclient.Conn, m model, milli int64) error {
+	if err := setTemp(ctx, q, m, milli); err != nil {
 		return err
 	}
 	// QEMU's model answers with the temperature it holds, so one fresh
@@ -231,8 +218,8 @@ func readMatches(ctx context.Context, q *qmp, conn *halclient.Conn, m model, mil
 	return nil
 }
 
-func changeSeen(ctx context.Context, q *qmp, conn *halclient.Conn, m model, milli int64) error {
-	if err := setTemp(q, m, milli); err != nil {
+func changeSeen(ctx context.Context, q *qemutest.QMP, conn *halclient.Conn, m model, milli int64) error {
+	if err := setTemp(ctx, q, m, milli); err != nil {
 		return err
 	}
 	want := float64(milli) / 1000
@@ -312,36 +299,39 @@ func serving(ctx context.Context, conn *halclient.Conn) error {
 // waits for every open /dev/i2c-N to be closed before it lets the adapter
 // go, so the unbind blocks while the gateway holds the bus.)
 // Where QEMU can, lab.temp2 must go to fault while lab.temp reads on.
-func unplug(ctx context.Context, t *testing.T, c *checks, q *qmp, conn *halclient.Conn) {
+func unplug(ctx context.Context, c *qemutest.Report, q *qemutest.QMP, conn *halclient.Conn) {
 	const name = "(d) QMP device_del tmp1: lab.temp2 goes to fault, lab.temp reads on"
-	_, err := q.run("device_del", map[string]any{"id": "tmp1"})
+	_, err := q.Run(ctx, "device_del", map[string]any{"id": "tmp1"})
 	if err != nil && strings.Contains(err.Error(), "does not support hotplugging") {
-		t.Logf("SKIP %s: %v", name, err)
+		c.Skip(name, err)
 		return
 	}
-	if err != nil {
-		c.check(name, err)
-		return
-	}
+	c.Check(name, func() error {
+		if err != nil {
+			return err
+		}
+		return faultWhileOthersRead(ctx, conn)
+	})
+}
+
+// faultWhileOthersRead waits for lab.temp2 to be in fault, then reads lab.temp.
+func faultWhileOthersRead(ctx context.Context, conn *halclient.Conn) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	for {
 		devs, err := conn.Devices(ctx)
 		if err != nil {
-			c.check(name, err)
-			return
+			return err
 		}
 		for _, d := range devs {
 			if d.ID == "lab.temp2" && d.State == device.StateFault {
 				_, err := conn.Read(ctx, "lab.temp", 0)
-				c.check(name, err)
-				return
+				return err
 			}
 		}
 		select {
 		case <-ctx.Done():
-			c.check(name, fmt.Errorf("lab.temp2 not in fault: %w", ctx.Err()))
-			return
+			return fmt.Errorf("lab.temp2 not in fault: %w", ctx.Err())
 		case <-time.After(250 * time.Millisecond): // polling the list, as a client without events would
 		}
 	}

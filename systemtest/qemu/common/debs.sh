@@ -4,7 +4,12 @@
 # headers) are downloaded with a PRIVATE apt configuration under the cache:
 # the machine's own apt sources, lists and dpkg state are never changed.
 # Mirror: $GATEWAY_QEMU_MIRROR (default http://deb.debian.org/debian),
-# security archive: $GATEWAY_QEMU_SECURITY (default .../debian-security).
+# security archive: $GATEWAY_QEMU_SECURITY (default .../debian-security;
+# "none" leaves it out). The suites are bookworm and bookworm-updates,
+# which must download, and bookworm-security, which is optional: when its
+# index fails (this mirror's armhf one has failed with "File has
+# unexpected size"), the lists are fetched again without it, a warning is
+# logged, and it is left out until the next daily refresh of the lists.
 #
 # Interface (kept stable: the arm64 and armhf harnesses both use it):
 #   qemu_cache_root                 print ${XDG_CACHE_HOME:-~/.cache}/gateway-qemu
@@ -43,11 +48,14 @@ _apt_dir() {
 	local security=${GATEWAY_QEMU_SECURITY:-http://deb.debian.org/debian-security}
 	mkdir -p "$d/lists/partial" "$d/archives/partial" "$d/etc/preferences.d" "$d/etc/sources.list.d" || return 1
 	[ -f "$d/status" ] || : >"$d/status"
-	cat >"$d/etc/sources.list.tmp" <<SRC
-deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main
-deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm-updates main
-deb [arch=$arch signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $security bookworm-security main
-SRC
+	local key=/usr/share/keyrings/debian-archive-keyring.gpg
+	{
+		echo "deb [arch=$arch signed-by=$key] $mirror bookworm main"
+		echo "deb [arch=$arch signed-by=$key] $mirror bookworm-updates main"
+		if [ "$security" != none ] && [ ! -f "$d/security-skipped" ]; then
+			echo "deb [arch=$arch signed-by=$key] $security bookworm-security main"
+		fi
+	} >"$d/etc/sources.list.tmp"
 	mv "$d/etc/sources.list.tmp" "$d/etc/sources.list"
 	printf '%s\n' "$d"
 }
@@ -80,11 +88,28 @@ private_apt_cache() {
 	mapfile -t opts < <(_apt_opts "$arch" "$d")
 	# Lists older than a day are refreshed once.
 	if [ -z "$(find "$d/updated" -mmin -1440 2>/dev/null)" ]; then
-		qlog "apt-get update ($arch, private lists in $d)"
-		apt-get "${opts[@]}" -qq update >&2 || return 1
+		_apt_update "$arch" "$cache" "$d" || return 1
 		touch "$d/updated"
 	fi
 	apt-cache "${opts[@]}" "$@"
+}
+
+# _apt_update ARCH CACHE DIR: apt-get update of the private lists, with
+# bookworm-security if its index downloads, without it (and a warning)
+# if not; bookworm and bookworm-updates must download.
+_apt_update() {
+	local arch=$1 cache=$2 d=$3 opts
+	rm -f "$d/security-skipped"
+	_apt_dir "$arch" "$cache" >/dev/null || return 1
+	mapfile -t opts < <(_apt_opts "$arch" "$d")
+	qlog "apt-get update ($arch, private lists in $d)"
+	apt-get "${opts[@]}" -qq update >&2 && return 0
+	grep -q bookworm-security "$d/etc/sources.list" || return 1
+	qlog "warning: apt-get update ($arch) failed; trying again without the optional bookworm-security suite"
+	touch "$d/security-skipped"
+	_apt_dir "$arch" "$cache" >/dev/null || return 1
+	rm -f "$d"/lists/*_bookworm-security_*
+	apt-get "${opts[@]}" -qq update >&2
 }
 
 deb_depends() {
