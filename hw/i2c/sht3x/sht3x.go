@@ -142,15 +142,9 @@ func (d *Dev) Sense(ctx context.Context) (map[string]float64, error) {
 		return nil, fmt.Errorf("sht3x: read measurement: %w", err)
 	}
 	return map[string]float64{
-		"temperature": temperature(w[0]),
+		"temperature": sensirion.Celsius(w[0]),
 		"humidity":    humidity(w[1]),
 	}, nil
-}
-
-// temperature converts a raw temperature word to °C (datasheet §4.13):
-// T = -45 + 175·S/(2¹⁶-1).
-func temperature(s uint16) float64 {
-	return -45 + 175*float64(s)/65535
 }
 
 // humidity converts a raw humidity word to %RH (datasheet §4.13):

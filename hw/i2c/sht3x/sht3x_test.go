@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"gateway/hw/i2c/internal/sensirion"
+
 	"periph.io/x/conn/v3/i2c/i2ctest"
 )
 
@@ -94,8 +96,8 @@ func TestConversions(t *testing.T) {
 		{0x8000, 42.50134, 50.00076},
 	}
 	for _, tt := range tests {
-		if got := temperature(tt.raw); !near(got, tt.temp, 1e-5) {
-			t.Errorf("temperature(0x%04X) = %v, want %v", tt.raw, got, tt.temp)
+		if got := sensirion.Celsius(tt.raw); !near(got, tt.temp, 1e-5) {
+			t.Errorf("Celsius(0x%04X) = %v, want %v", tt.raw, got, tt.temp)
 		}
 		if got := humidity(tt.raw); !near(got, tt.humid, 1e-5) {
 			t.Errorf("humidity(0x%04X) = %v, want %v", tt.raw, got, tt.humid)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"gateway/hw/i2c/internal/sensirion"
+
 	"periph.io/x/conn/v3/i2c/i2ctest"
 )
 
@@ -107,8 +109,8 @@ func TestConversions(t *testing.T) {
 		{0xD916, 103.40085, 100}, // RH 100.0006: cropped
 	}
 	for _, tt := range tests {
-		if got := temperature(tt.raw); !near(got, tt.temp, 1e-5) {
-			t.Errorf("temperature(0x%04X) = %v, want %v", tt.raw, got, tt.temp)
+		if got := sensirion.Celsius(tt.raw); !near(got, tt.temp, 1e-5) {
+			t.Errorf("Celsius(0x%04X) = %v, want %v", tt.raw, got, tt.temp)
 		}
 		if got := humidity(tt.raw); !near(got, tt.humid, 1e-5) {
 			t.Errorf("humidity(0x%04X) = %v, want %v", tt.raw, got, tt.humid)

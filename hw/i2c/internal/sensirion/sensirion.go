@@ -1,6 +1,8 @@
 // Package sensirion holds what Sensirion's I²C humidity sensors (SHT3x,
-// SHT4x) share: big-endian 16-bit commands, and data read back as 16-bit
-// words each followed by a CRC-8.
+// SHT4x) share: data read back as 16-bit words each followed by a CRC-8,
+// and the conversion of a raw temperature word to °C. The SHT3x's
+// commands are big-endian 16-bit words (Command); the SHT4x's are single
+// bytes. Their humidity conversions differ, so each driver keeps its own.
 package sensirion
 
 import (
@@ -54,4 +56,12 @@ func Words(b []byte, names ...string) ([]uint16, error) {
 		words[i] = uint16(g[0])<<8 | uint16(g[1])
 	}
 	return words, nil
+}
+
+// Celsius converts a raw temperature word to °C. The SHT3x-DIS (§4.13)
+// and SHT4x datasheets give the same transfer function,
+// T = -45 + 175·S/(2¹⁶-1), so the drivers share it rather than each carry
+// a copy that could drift.
+func Celsius(s uint16) float64 {
+	return -45 + 175*float64(s)/65535
 }

@@ -77,3 +77,21 @@ func TestCommandIsBigEndian(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestCelsius checks the shared transfer function at points where it is
+// exact: both ends of the range and 0.4 of it.
+func TestCelsius(t *testing.T) {
+	tests := []struct {
+		raw  uint16
+		want float64
+	}{
+		{0x0000, -45},
+		{0x6666, 25},
+		{0xFFFF, 130},
+	}
+	for _, tt := range tests {
+		if got := Celsius(tt.raw); got != tt.want {
+			t.Errorf("Celsius(0x%04X) = %v, want %v", tt.raw, got, tt.want)
+		}
+	}
+}
