@@ -35,7 +35,7 @@ func transports(t *testing.T, f func(t *testing.T, hub *testHub, url string)) {
 	for _, tr := range []string{"ws", "tcp", "unix"} {
 		t.Run(tr, func(t *testing.T) {
 			hub := newTestHub(t)
-			f(t, hub, hub.listen(tr))
+			f(t, hub, hub.Listen(tr))
 		})
 	}
 }
@@ -53,10 +53,10 @@ func dial(t *testing.T, url, token string) *halclient.Conn {
 func TestSession(t *testing.T) {
 	transports(t, func(t *testing.T, hub *testHub, url string) {
 		ctx := testCtx(t)
-		c := dial(t, url, hub.agent)
+		c := dial(t, url, hub.Agent)
 		init := c.Init()
 		want := openhal.Principal{Kind: openhal.KindAgent, Name: "bench-agent", Scope: openhal.ScopeControlLow}
-		if init.ProtocolVersion != "0.1" || init.BootID != hub.hub.BootID() || init.Principal != want {
+		if init.ProtocolVersion != "0.1" || init.BootID != hub.Hub().BootID() || init.Principal != want {
 			t.Errorf("Init() = %+v", init)
 		}
 
@@ -71,10 +71,10 @@ func TestSession(t *testing.T) {
 		}
 		bearer := seen[0].bearer
 		if strings.HasPrefix(url, "ws:") {
-			if bearer != hub.agent || in.Token != nil {
+			if bearer != hub.Agent || in.Token != nil {
 				t.Errorf("ws: bearer %q, params.token %v; want the header only", bearer, in.Token)
 			}
-		} else if bearer != "" || in.Token == nil || *in.Token != hub.agent {
+		} else if bearer != "" || in.Token == nil || *in.Token != hub.Agent {
 			t.Errorf("bearer %q, params.token %v; want params.token only", bearer, in.Token)
 		}
 		if *in.ProtocolVersion != "0.1" || in.ClientInfo.Name != "test" || in.ClientInfo.Version != "1.0" {
@@ -138,7 +138,7 @@ func nextNotification(t *testing.T, c *halclient.Conn) halclient.Notification {
 // admin.
 func TestWritePending(t *testing.T) {
 	hub := newTestHub(t)
-	c := dial(t, hub.listen("tcp"), hub.agent)
+	c := dial(t, hub.Listen("tcp"), hub.Agent)
 	w, err := c.Write(testCtx(t), "sim.heater", json.RawMessage("true"), "preheat")
 	if err != nil {
 		t.Fatal(err)
@@ -201,7 +201,7 @@ func TestDialBadURL(t *testing.T) {
 
 func TestDialWebSocketWrongPath(t *testing.T) {
 	hub := newTestHub(t)
-	url := strings.TrimSuffix(hub.listen("ws"), "/hal") + "/nothere"
+	url := strings.TrimSuffix(hub.Listen("ws"), "/hal") + "/nothere"
 	_, err := halclient.Dial(testCtx(t), url, halclient.Options{})
 	if err == nil || !strings.Contains(err.Error(), "no OpenHAL hub at "+url) {
 		t.Errorf("Dial = %v", err)
@@ -281,9 +281,9 @@ func TestConcurrentCalls(t *testing.T) {
 		}
 		close(answered[n])
 		for i := range n {
-			hub.add(slowSensor{fmt.Sprintf("slow.%d", i), float64(i), answered[i+1]})
+			hub.Add(slowSensor{fmt.Sprintf("slow.%d", i), float64(i), answered[i+1]})
 		}
-		c := dial(t, url, hub.admin)
+		c := dial(t, url, hub.Admin)
 		var wg sync.WaitGroup
 		errs := make(chan error, 3*n)
 		for i := range n {
@@ -336,7 +336,7 @@ func (s slowSensor) Read(ctx context.Context) (device.Reading, error) {
 
 func TestCallErrorIsJSONRPCError(t *testing.T) {
 	hub := newTestHub(t)
-	c := dial(t, hub.listen("tcp"), hub.admin)
+	c := dial(t, hub.Listen("tcp"), hub.Admin)
 	err := c.Call(testCtx(t), openhal.MethodRead, openhal.ReadParams{Device: "sim.lde"}, nil)
 	je, ok := err.(*jsonrpc.Error)
 	if !ok || je.Code != openhal.CodeDeviceNotFound || je.Reason() != "device_not_found" {
@@ -350,7 +350,7 @@ func TestCallErrorIsJSONRPCError(t *testing.T) {
 
 func TestReadableErrors(t *testing.T) {
 	hub := newTestHub(t)
-	c := dial(t, hub.listen("ws"), hub.admin)
+	c := dial(t, hub.Listen("ws"), hub.Admin)
 	ctx := testCtx(t)
 	_, err := c.Read(ctx, "sim.lde", -1)
 	check := func(err error, want string) {
@@ -409,8 +409,8 @@ func TestHubErrorText(t *testing.T) {
 
 func TestConnectionLost(t *testing.T) {
 	transports(t, func(t *testing.T, hub *testHub, url string) {
-		c := dial(t, url, hub.admin)
-		hub.hub.Close() // the Hub shuts down: it ends every connection
+		c := dial(t, url, hub.Admin)
+		hub.Hub().Close() // the Hub shuts down: it ends every connection
 		select {
 		case <-c.Done():
 		case <-time.After(10 * time.Second):
@@ -430,7 +430,7 @@ func TestConnectionLost(t *testing.T) {
 
 func TestNotificationsDroppedWhenNotRead(t *testing.T) {
 	hub := newTestHub(t)
-	c, err := halclient.Dial(testCtx(t), hub.listen("tcp"), halclient.Options{Token: hub.admin, NotificationBuffer: 1})
+	c, err := halclient.Dial(testCtx(t), hub.Listen("tcp"), halclient.Options{Token: hub.Admin, NotificationBuffer: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +441,7 @@ func TestNotificationsDroppedWhenNotRead(t *testing.T) {
 	}
 	// Three devices, so that the Hub coalesces none of the values.
 	for _, id := range []string{"sim.led", "sim.door", "sim.heater"} {
-		hub.set(id, true)
+		hub.Set(id, true)
 	}
 	// The answer comes after the three notifications on the same stream.
 	if err := c.Ping(testCtx(t)); err != nil {
@@ -462,7 +462,7 @@ func TestHubRefusesMessage(t *testing.T) {
 	for _, tr := range []string{"ws", "tcp", "unix"} {
 		t.Run(tr, func(t *testing.T) {
 			hub := newTestHub(t, func(o *halhub.Options) { o.Limits.MaxMessageBytes = 1024 })
-			c := dial(t, hub.listen(tr), hub.admin)
+			c := dial(t, hub.Listen(tr), hub.Admin)
 			err := c.Call(testCtx(t), openhal.MethodPing, map[string]string{"pad": strings.Repeat("x", 2048)}, nil)
 			if err == nil {
 				t.Fatal("an oversized request was answered")

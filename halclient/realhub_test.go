@@ -3,265 +3,62 @@ package halclient_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
-	"gateway/device"
 	"gateway/halhub"
-	"gateway/halhub/token"
-	"gateway/openhal"
+	"gateway/halhub/hubtest"
 )
 
 // The client's tests run against the gateway's real Hub (package halhub),
 // over real loopback TCP, WebSocket and Unix sockets, serving a small bench
-// of devices from a real device.Registry. A test fakes only what that Hub
-// cannot do at all, in the test itself.
+// of devices from a real device.Registry (package halhub/hubtest). A test
+// fakes only what that Hub cannot do at all, in the test itself.
 
-// benchTime is the bench's clock, which never moves: values are stamped
-// with it and never age, so that what a test reads does not depend on how
-// fast it runs.
-var benchTime = time.Date(2026, 1, 2, 3, 4, 5, 6, time.UTC)
-
-// testHub is a real Hub with its token store, a bench of devices, and the
-// listeners it serves. restart replaces the Hub with a new one (a new
-// bootId) on the same addresses, as a restarted gateway would be; down
-// and up take the same Hub off the network and back.
+// testHub is a hubtest.Bench whose listeners are tapped by a wire, so that
+// a test sees what the client sent; down also cuts the connections, as a
+// network that goes away.
 type testHub struct {
-	t            *testing.T
-	opt          halhub.Options
-	store        *token.Store
-	admin, agent string // tokens: operator "admin" (admin), agent "bench-agent" (control.low)
-	wire         *wire
-
-	hub   *halhub.Hub
-	reg   *device.Registry
-	bench map[string]*benchDevice
-	addrs map[string]string // transport → the address it listens on
-	lns   []net.Listener
+	*hubtest.Bench
+	wire *wire
 }
 
 // newTestHub starts a Hub over the bench, listening nowhere yet (see
-// listen). configure may change its options.
+// Listen). configure may change its options.
 func newTestHub(t *testing.T, configure ...func(*halhub.Options)) *testHub {
 	t.Helper()
-	opt := halhub.Options{Version: "test", Limits: halhub.DefaultLimits(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	w := newWire()
+	opts := []hubtest.Option{hubtest.WrapListener(func(transport string, ln net.Listener) net.Listener {
+		return &wireListener{Listener: ln, w: w, ws: transport == "ws"}
+	})}
 	for _, c := range configure {
-		c(&opt)
+		opts = append(opts, hubtest.Configure(c))
 	}
-	h := &testHub{t: t, opt: opt, store: token.Open(t.TempDir()), wire: newWire(), addrs: map[string]string{}}
-	h.admin = h.token(t, "admin", openhal.KindOperator, openhal.ScopeAdmin)
-	h.agent = h.token(t, "bench-agent", openhal.KindAgent, openhal.ScopeControlLow)
-	h.start()
-	t.Cleanup(func() { h.down(); h.hub.Close() })
+	h := &testHub{Bench: hubtest.New(t, opts...), wire: w}
+	// Runs before the Bench's own cleanup closes the Hub, as down did.
+	t.Cleanup(h.down)
 	return h
-}
-
-// token adds a token to the store and hands the store to the Hub, as the
-// gateway does when the token file changes.
-func (h *testHub) token(t *testing.T, name, kind string, scope openhal.Scope, devices ...string) string {
-	t.Helper()
-	tok, err := h.store.Add(name, kind, scope, devices)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if h.hub != nil {
-		h.loadTokens()
-	}
-	return tok
-}
-
-func (h *testHub) loadTokens() {
-	tab, err := h.store.Load()
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.hub.SetTokens(tab)
-}
-
-// start makes a new run: a registry with a fresh bench, whose values take
-// seq 1 to 4, and a Hub over it.
-func (h *testHub) start() {
-	clk := clocktest.NewFake(benchTime)
-	h.reg = device.NewRegistry(clk.Now)
-	h.bench = newBench(h.t, h.reg, clk.Now)
-	h.hub = halhub.New(h.reg, h.opt)
-	h.loadTokens()
-}
-
-// listen serves transport ("ws", "tcp" or "unix") and returns its URL.
-func (h *testHub) listen(transport string) string {
-	h.t.Helper()
-	addr := "127.0.0.1:0"
-	if transport == "unix" {
-		addr = filepath.Join(h.t.TempDir(), "hal.sock")
-	}
-	h.addrs[transport] = h.serve(transport, addr)
-	switch transport {
-	case "ws":
-		return "ws://" + h.addrs[transport] + "/hal"
-	case "tcp":
-		return "tcp://" + h.addrs[transport]
-	}
-	return "unix://" + h.addrs[transport]
-}
-
-// serve listens at addr with the current Hub and returns the address.
-func (h *testHub) serve(transport, addr string) string {
-	h.t.Helper()
-	network := "tcp"
-	if transport == "unix" {
-		network = "unix"
-	}
-	ln, err := net.Listen(network, addr)
-	if err != nil {
-		h.t.Fatalf("listen on %s (again): %v", addr, err)
-	}
-	h.lns = append(h.lns, ln)
-	wl := &wireListener{Listener: ln, w: h.wire, ws: transport == "ws"}
-	if transport == "ws" {
-		srv := &http.Server{Handler: h.hub.Handler(halhub.HTTPOptions{})}
-		go srv.Serve(wl)
-	} else {
-		go h.hub.ServeLines(wl)
-	}
-	return ln.Addr().String()
 }
 
 // down takes the Hub off the network: its listeners close and every
 // connection is cut. The Hub itself runs on.
 func (h *testHub) down() {
-	for _, ln := range h.lns {
-		ln.Close()
-	}
-	h.lns = nil
+	h.Down()
 	h.wire.cut()
 }
 
-// up listens again where the Hub listened before down.
-func (h *testHub) up() {
-	for tr, addr := range h.addrs {
-		h.serve(tr, addr)
-	}
-}
-
-// restart stops the Hub and starts a new one, with a new bootId and a new
-// bench, on the same addresses and with the same tokens.
+// restart cuts every connection and starts a new Hub, with a new bootId
+// and a new bench, on the same addresses and with the same tokens.
 func (h *testHub) restart() {
 	h.down()
-	h.hub.Close()
-	h.start()
-	h.up()
-}
-
-// set gives a bench device a new value, which it reports as a device
-// reports an edge or a measurement.
-func (h *testHub) set(id string, v any) {
-	h.t.Helper()
-	d, ok := h.bench[id]
-	if !ok {
-		h.t.Fatalf("no bench device %s", id)
-	}
-	d.set(v)
-}
-
-// add registers one more device and returns it.
-func (h *testHub) add(d device.Device) device.Reporter {
-	h.t.Helper()
-	rep, err := h.reg.Add(d)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	return rep
-}
-
-// benchDevice is a device of the bench. Its value is kept here too, so
-// that a sensor's Read returns what it last reported.
-type benchDevice struct {
-	desc device.Descriptor
-	now  func() time.Time
-	rep  device.Reporter
-
-	mu sync.Mutex
-	v  any
-}
-
-func (d *benchDevice) Descriptor() device.Descriptor { return d.desc }
-
-func (d *benchDevice) set(v any) {
-	d.mu.Lock()
-	d.v = v
-	d.mu.Unlock()
-	d.rep.Value(v, d.now())
-}
-
-// output is a writable bench device: its value is what was last written.
-type output struct{ *benchDevice }
-
-func (o output) Write(_ context.Context, req device.WriteRequest) (device.WriteResult, error) {
-	o.mu.Lock()
-	o.v = req.Value
-	o.mu.Unlock()
-	return device.WriteResult{}, nil
-}
-
-// sensor is a bench device that measures on demand: an input pin, a
-// thermometer.
-type sensor struct{ *benchDevice }
-
-func (s sensor) Read(context.Context) (device.Reading, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return device.Reading{Value: s.v, TS: s.now()}, nil
-}
-
-// newBench registers the bench in reg and reports the initial values:
-// sim.led seq 1, sim.door seq 2, sim.heater seq 3, sim.temperature seq 4.
-func newBench(t *testing.T, reg *device.Registry, now func() time.Time) map[string]*benchDevice {
-	boolean := device.Schema{Type: device.TypeBoolean}
-	temp := device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{
-		"temperature": {Type: device.TypeNumber, Unit: "Cel"},
-	}}
-	bench := map[string]*benchDevice{}
-	var order []*benchDevice
-	for _, b := range []struct {
-		desc    device.Descriptor
-		initial any
-	}{
-		{device.Descriptor{ID: "sim.led", Kind: device.KindGPIOOutput, Access: device.AccessReadWrite, Risk: device.RiskLow, Schema: boolean}, false},
-		{device.Descriptor{ID: "sim.door", Kind: device.KindGPIOInput, Access: device.AccessRead, Risk: device.RiskLow, Schema: boolean}, false},
-		{device.Descriptor{ID: "sim.heater", Kind: device.KindGPIOOutput, Access: device.AccessReadWrite, Risk: device.RiskHigh, Schema: boolean, Safe: false}, false},
-		{device.Descriptor{ID: "sim.temperature", Kind: device.KindSensor, Access: device.AccessRead, Risk: device.RiskLow, Schema: temp}, map[string]any{"temperature": 20.5}},
-	} {
-		b.desc.Source, b.desc.State = "sim", device.StateOK
-		d := &benchDevice{desc: b.desc, now: now, v: b.initial}
-		var dev device.Device = sensor{d}
-		if b.desc.Access.CanWrite() {
-			dev = output{d}
-		}
-		rep, err := reg.Add(dev)
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.rep = rep
-		bench[b.desc.ID] = d
-		order = append(order, d)
-	}
-	for _, d := range order {
-		d.set(d.v)
-	}
-	return bench
+	h.Restart()
 }
 
 // wire sees what clients send to the Hub: it hands each connection to the

@@ -40,9 +40,9 @@ func wantCode(t *testing.T, what string, err error, code int64) {
 // rejected through the convenience methods, against the real Hub.
 func TestConfirmations(t *testing.T) {
 	hub := newTestHub(t, withAudit(t))
-	url := hub.listen("tcp")
+	url := hub.Listen("tcp")
 	ctx := testCtx(t)
-	agent, admin := dial(t, url, hub.agent), dial(t, url, hub.admin)
+	agent, admin := dial(t, url, hub.Agent), dial(t, url, hub.Admin)
 
 	pending := func() string {
 		t.Helper()
@@ -111,10 +111,10 @@ func (stuckRelay) Write(context.Context, device.WriteRequest) (device.WriteResul
 // that failed with its error; writes are refused until an admin resumes.
 func TestStopResume(t *testing.T) {
 	hub := newTestHub(t, withAudit(t))
-	hub.add(stuckRelay{})
-	url := hub.listen("ws")
+	hub.Add(stuckRelay{})
+	url := hub.Listen("ws")
 	ctx := testCtx(t)
-	agent, admin := dial(t, url, hub.agent), dial(t, url, hub.admin)
+	agent, admin := dial(t, url, hub.Agent), dial(t, url, hub.Admin)
 
 	id := func() string {
 		w, err := agent.Write(ctx, "sim.heater", true, "")
@@ -148,9 +148,9 @@ func TestStopResume(t *testing.T) {
 // a time; an agent may not read them.
 func TestAudit(t *testing.T) {
 	hub := newTestHub(t, withAudit(t))
-	url := hub.listen("unix")
+	url := hub.Listen("unix")
 	ctx := testCtx(t)
-	agent, admin := dial(t, url, hub.agent), dial(t, url, hub.admin)
+	agent, admin := dial(t, url, hub.Agent), dial(t, url, hub.Admin)
 	for i := range 5 {
 		if _, err := agent.Write(ctx, "sim.led", i%2 == 0, "n"); err != nil {
 			t.Fatal(err)

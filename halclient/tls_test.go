@@ -37,7 +37,7 @@ func newTLSHub(t *testing.T) *tlsHub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: h.hub.Handler(halhub.HTTPOptions{}), ErrorLog: log.New(io.Discard, "", 0)}
+	srv := &http.Server{Handler: h.Hub().Handler(halhub.HTTPOptions{}), ErrorLog: log.New(io.Discard, "", 0)}
 	go srv.Serve(ln)
 	t.Cleanup(func() { srv.Close() })
 	h.wss = "wss://" + ln.Addr().String() + "/hal"
@@ -46,7 +46,7 @@ func newTLSHub(t *testing.T) *tlsHub {
 	if err != nil {
 		t.Fatal(err)
 	}
-	go h.hub.ServeLines(lln)
+	go h.Hub().ServeLines(lln)
 	t.Cleanup(func() { lln.Close() })
 	h.tls = "tls://" + lln.Addr().String()
 	return h
@@ -69,7 +69,7 @@ func TestTLSPinned(t *testing.T) {
 	fp := tlscert.Fingerprint(h.cert)
 	for _, url := range []string{h.wss, h.tls} {
 		for _, pin := range []string{fp, colons(fp)} {
-			c, err := halclient.Dial(testCtx(t), url, halclient.Options{Token: h.agent, Fingerprint: pin})
+			c, err := halclient.Dial(testCtx(t), url, halclient.Options{Token: h.Agent, Fingerprint: pin})
 			if err != nil {
 				t.Fatalf("Dial(%s) with pin %s: %v", url, pin, err)
 			}
@@ -95,7 +95,7 @@ func TestTLSWrongPin(t *testing.T) {
 	}
 	pin, got := tlscert.Fingerprint(other), tlscert.Fingerprint(h.cert)
 	for _, url := range []string{h.wss, h.tls} {
-		_, err := halclient.Dial(testCtx(t), url, halclient.Options{Token: h.agent, Fingerprint: colons(pin)})
+		_, err := halclient.Dial(testCtx(t), url, halclient.Options{Token: h.Agent, Fingerprint: colons(pin)})
 		var ce *halclient.CertificateError
 		if !errors.As(err, &ce) || ce.Pin != pin || ce.Got != got {
 			t.Fatalf("Dial(%s) with another pin = %v; want a CertificateError", url, err)
@@ -113,7 +113,7 @@ func TestTLSWrongPin(t *testing.T) {
 func TestTLSNoPin(t *testing.T) {
 	h := newTLSHub(t)
 	for _, url := range []string{h.wss, h.tls} {
-		_, err := halclient.Dial(testCtx(t), url, halclient.Options{Token: h.agent})
+		_, err := halclient.Dial(testCtx(t), url, halclient.Options{Token: h.Agent})
 		var ce *halclient.CertificateError
 		if !errors.As(err, &ce) || ce.Pin != "" {
 			t.Fatalf("Dial(%s) without a pin = %v; want a CertificateError", url, err)
@@ -145,7 +145,7 @@ func TestTLSPlainClient(t *testing.T) {
 	h := newTLSHub(t)
 	ctx, cancel := context.WithTimeout(testCtx(t), 5*time.Second)
 	defer cancel()
-	_, err := halclient.Dial(ctx, "tcp://"+strings.TrimPrefix(h.tls, "tls://"), halclient.Options{Token: h.agent})
+	_, err := halclient.Dial(ctx, "tcp://"+strings.TrimPrefix(h.tls, "tls://"), halclient.Options{Token: h.Agent})
 	if err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("tcp:// to a TLS listener = %v; want a prompt error", err)
 	}
@@ -159,7 +159,7 @@ func TestWatchCertificateIsPermanent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = halclient.Watch(testCtx(t), h.tls, halclient.Options{Token: h.agent, Fingerprint: tlscert.Fingerprint(other)}, func(e halclient.WatchEvent) {
+	err = halclient.Watch(testCtx(t), h.tls, halclient.Options{Token: h.Agent, Fingerprint: tlscert.Fingerprint(other)}, func(e halclient.WatchEvent) {
 		t.Errorf("event %v before the error", e.Kind)
 	})
 	var ce *halclient.CertificateError

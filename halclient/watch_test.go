@@ -8,6 +8,7 @@ import (
 
 	"gateway/device"
 	"gateway/halclient"
+	"gateway/halhub/hubtest"
 	"gateway/openhal"
 )
 
@@ -108,35 +109,35 @@ func testWatch(t *testing.T, transport string) {
 	hub := newTestHub(t)
 	// The watch's token sees the bench (sim.*) but not lab.other, whose
 	// values move seq on unseen: a gap within one connection.
-	other := hub.add(otherDevice{})
-	tok := hub.token(t, "watcher", openhal.KindAgent, openhal.ScopeRead, "sim.*")
-	events, done, cancel := watchEvents(t, hub.listen(transport), tok)
+	other := hub.Add(otherDevice{})
+	tok := hub.Token("watcher", openhal.KindAgent, openhal.ScopeRead, "sim.*")
+	events, done, cancel := watchEvents(t, hub.Listen(transport), tok)
 
 	e := expectKind(t, events, halclient.EventConnected)
-	if e.Reconnected || e.Init.BootID != hub.hub.BootID() {
+	if e.Reconnected || e.Init.BootID != hub.Hub().BootID() {
 		t.Fatalf("first connection %+v", e)
 	}
 	expectResync(t, events, map[string]uint64{"sim.led": 1, "sim.door": 2, "sim.heater": 3, "sim.temperature": 4})
 
 	// Values as they come; a jump in seq is a gap.
-	hub.set("sim.led", true)
+	hub.Set("sim.led", true)
 	expectValue(t, events, "sim.led", 5)
 	for i := range 3 {
-		other.Value(float64(i), benchTime)
+		other.Value(float64(i), hubtest.Time)
 	}
-	hub.set("sim.led", false)
+	hub.Set("sim.led", false)
 	if e := expectKind(t, events, halclient.EventMissed); e.Missed != 3 || e.Reconnected {
 		t.Fatalf("gap %+v; want 3 missed", e)
 	}
 	expectValue(t, events, "sim.led", 9)
 
 	// A lost connection to the same run: values in between are a gap.
-	boot := hub.hub.BootID()
+	boot := hub.Hub().BootID()
 	hub.down()
 	expectDisconnected(t, events)
-	hub.set("sim.door", true)
-	hub.set("sim.door", false)
-	hub.up()
+	hub.Set("sim.door", true)
+	hub.Set("sim.door", false)
+	hub.Up()
 	e = expectKind(t, events, halclient.EventConnected)
 	if !e.Reconnected || e.Init.BootID != boot {
 		t.Fatalf("reconnection %+v", e)
@@ -148,11 +149,11 @@ func testWatch(t *testing.T, transport string) {
 
 	// A restart: new bootId, seq starts again, and that is no gap.
 	hub.restart()
-	if e := expectKind(t, events, halclient.EventRestarted); e.Init.BootID == boot || e.Init.BootID != hub.hub.BootID() {
+	if e := expectKind(t, events, halclient.EventRestarted); e.Init.BootID == boot || e.Init.BootID != hub.Hub().BootID() {
 		t.Fatalf("restart %+v; want the new Hub's bootId", e)
 	}
 	expectResync(t, events, map[string]uint64{"sim.led": 1, "sim.door": 2, "sim.heater": 3, "sim.temperature": 4})
-	hub.set("sim.led", true)
+	hub.Set("sim.led", true)
 	expectValue(t, events, "sim.led", 5)
 
 	cancel()
@@ -177,12 +178,9 @@ func (otherDevice) Descriptor() device.Descriptor {
 
 func TestWatchRefusedToken(t *testing.T) {
 	hub := newTestHub(t)
-	tok := hub.token(t, "revoked", openhal.KindAgent, openhal.ScopeRead)
-	if err := hub.store.Revoke("revoked"); err != nil {
-		t.Fatal(err)
-	}
-	hub.loadTokens()
-	_, done, _ := watchEvents(t, hub.listen("tcp"), tok)
+	tok := hub.Token("revoked", openhal.KindAgent, openhal.ScopeRead)
+	hub.Revoke("revoked")
+	_, done, _ := watchEvents(t, hub.Listen("tcp"), tok)
 	select {
 	case err := <-done:
 		if err == nil || err.Error() != "the hub refused the token (UNAUTHORIZED): token_unknown" {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"gateway/device"
+	"gateway/halhub/hubtest"
 	"gateway/openhal"
 )
 
@@ -37,9 +38,9 @@ func noEnv(t *testing.T) {
 
 func TestDevicesTable(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
-	url := hub.listen("ws")
-	out, _, err := runClient(t, cmdDevices, "--hub", url, "--token", hub.admin)
+	hub := hubtest.New(t)
+	url := hub.Listen("ws")
+	out, _, err := runClient(t, cmdDevices, "--hub", url, "--token", hub.Admin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,11 +64,11 @@ func TestDevicesTable(t *testing.T) {
 
 func TestDevicesJSON(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
+	hub := hubtest.New(t)
 	// Flags after nothing, the hub from $GATEWAY_HUB, the token from
 	// $GATEWAY_TOKEN.
-	t.Setenv("GATEWAY_HUB", hub.listen("tcp"))
-	t.Setenv("GATEWAY_TOKEN", hub.agent)
+	t.Setenv("GATEWAY_HUB", hub.Listen("tcp"))
+	t.Setenv("GATEWAY_TOKEN", hub.Agent)
 	out, _, err := runClient(t, cmdDevices, "--json")
 	if err != nil {
 		t.Fatal(err)
@@ -82,9 +83,9 @@ func TestDevicesJSON(t *testing.T) {
 
 func TestRead(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
-	url := hub.listen("tcp")
-	tok := "--token=" + hub.admin
+	hub := hubtest.New(t)
+	url := hub.Listen("tcp")
+	tok := "--token=" + hub.Admin
 	// An output's value is the one last applied (sim.led, seq 1); a sensor
 	// measures afresh, which is a new value: sim.temperature seq 5, then
 	// sim.door seq 6.
@@ -106,18 +107,18 @@ func TestRead(t *testing.T) {
 
 func TestWrite(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
-	url := hub.listen("ws")
-	out, _, err := runClient(t, cmdWrite, "sim.led", "true", "--hub", url, "--token", hub.admin)
+	hub := hubtest.New(t)
+	url := hub.Listen("ws")
+	out, _, err := runClient(t, cmdWrite, "sim.led", "true", "--hub", url, "--token", hub.Admin)
 	if err != nil || out != "sim.led = true (seq 5)\n" {
 		t.Errorf("write = %q, %v", out, err)
 	}
-	out, _, err = runClient(t, cmdWrite, "--json", "sim.led", "false", "--hub", url, "--token", hub.admin)
+	out, _, err = runClient(t, cmdWrite, "--json", "sim.led", "false", "--hub", url, "--token", hub.Admin)
 	if err != nil || !strings.HasPrefix(out, `{"status":"applied","device":"sim.led","value":false,`) {
 		t.Errorf("write --json = %q, %v", out, err)
 	}
 	// An agent's write of a high-risk device waits for an admin.
-	out, _, err = runClient(t, cmdWrite, "sim.heater", "true", "--reason", "preheat", "--hub", url, "--token", hub.agent)
+	out, _, err = runClient(t, cmdWrite, "sim.heater", "true", "--reason", "preheat", "--hub", url, "--token", hub.Agent)
 	want := regexp.MustCompile(`^sim\.heater = true is pending: confirmation (\S+) waits for an admin until \S+ \(gateway confirm approve (\S+)\)\n$`)
 	if m := want.FindStringSubmatch(out); err != nil || m == nil || m[1] != m[2] {
 		t.Errorf("pending write = %q, %v", out, err)
@@ -171,10 +172,10 @@ func TestParseClientArgs(t *testing.T) {
 
 func TestTokenFromStateDir(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
-	url := hub.listen("tcp")
+	hub := hubtest.New(t)
+	url := hub.Listen("tcp")
 	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "admin.token"), []byte(hub.admin+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "admin.token"), []byte(hub.Admin+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	// The Hub knows only its random tokens: the read succeeds only if
@@ -195,15 +196,15 @@ func TestTokenFromStateDir(t *testing.T) {
 
 func TestClientErrors(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
-	url := hub.listen("tcp")
+	hub := hubtest.New(t)
+	url := hub.Listen("tcp")
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	nobody := "tcp://" + l.Addr().String()
 	l.Close()
-	tok := "--token=" + hub.admin
+	tok := "--token=" + hub.Admin
 	for _, tc := range []struct {
 		name string
 		cmd  func([]string, io.Writer, io.Writer) error
@@ -296,32 +297,29 @@ func startWatch(t *testing.T, args ...string) (stdout, stderr *lines, stop func(
 
 func TestWatch(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
-	url := hub.listen("ws")
+	hub := hubtest.New(t)
+	url := hub.Listen("ws")
 	// The token sees the bench (sim.*) but not lab.other, whose values
 	// move seq on unseen.
-	other, err := hub.reg.Add(otherDevice{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tok := hub.token("watcher", openhal.KindAgent, openhal.ScopeRead, "sim.*")
+	other := hub.Add(otherDevice{})
+	tok := hub.Token("watcher", openhal.KindAgent, openhal.ScopeRead, "sim.*")
 	out, _, stop := startWatch(t, "--hub", url, "--token", tok)
-	boot := regexp.QuoteMeta(hub.hub.BootID())
+	boot := regexp.QuoteMeta(hub.Hub().BootID())
 	out.waitFor(t, `^connected to `+regexp.QuoteMeta(url)+`: openhal test \(run `+boot+`\) as agent watcher, scope read$`)
 	out.waitFor(t, `^4 devices$`)
 	out.waitFor(t, `^sim\.temperature = \{"temperature":20\.5\} \(seq 4, current\)$`)
-	hub.set("sim.led", true)
+	hub.Set("sim.led", true)
 	out.waitFor(t, `^sim\.led = true \(seq 5\)$`)
-	other.Value(1.0, benchTime)
-	other.Value(2.0, benchTime)
-	hub.set("sim.led", false)
+	other.Value(1.0, hubtest.Time)
+	other.Value(2.0, hubtest.Time)
+	hub.Set("sim.led", false)
 	out.waitFor(t, `^missed 2 values$`)
 	out.waitFor(t, `^sim\.led = false \(seq 8\)$`)
-	hub.bench["sim.door"].rep.State(device.StateFault, "stuck")
+	hub.SetState("sim.door", device.StateFault, "stuck")
 	out.waitFor(t, `^sim\.door: state fault \(stuck\)$`)
-	hub.restart()
+	hub.Restart()
 	out.waitFor(t, `^disconnected: .*; retrying in \d+ms$`)
-	out.waitFor(t, `^hub restarted \(new run `+regexp.QuoteMeta(hub.hub.BootID())+`\); values read again$`)
+	out.waitFor(t, `^hub restarted \(new run `+regexp.QuoteMeta(hub.Hub().BootID())+`\); values read again$`)
 	if err := stop(); err != nil {
 		t.Errorf("watch ended with %v; want nil after an interrupt", err)
 	}
@@ -329,12 +327,12 @@ func TestWatch(t *testing.T) {
 
 func TestWatchJSON(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
-	url := hub.listen("tcp")
-	out, status, stop := startWatch(t, "--json", "--hub", url, "--token", hub.admin)
+	hub := hubtest.New(t)
+	url := hub.Listen("tcp")
+	out, status, stop := startWatch(t, "--json", "--hub", url, "--token", hub.Admin)
 	status.waitFor(t, `^4 devices$`)
 	out.waitFor(t, `"device":"sim.temperature"`) // the end of the resync
-	hub.set("sim.led", true)
+	hub.Set("sim.led", true)
 	line := out.waitFor(t, `"seq":5`)
 	var n struct {
 		JSONRPC string `json:"jsonrpc"`
@@ -369,10 +367,10 @@ func TestWatchJSON(t *testing.T) {
 
 func TestWatchRefusedToken(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
+	hub := hubtest.New(t)
 	_, _, err := runClient(t, func(args []string, stdout, stderr io.Writer) error {
 		return runWatch(context.Background(), args, stdout, stderr)
-	}, "--hub", hub.listen("tcp"), "--token", "nope")
+	}, "--hub", hub.Listen("tcp"), "--token", "nope")
 	if err == nil || err.Error() != "the hub refused the token (UNAUTHORIZED): token_unknown" {
 		t.Errorf("watch with a refused token: %v", err)
 	}

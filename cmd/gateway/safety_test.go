@@ -15,16 +15,16 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
 	"gateway/device"
 	"gateway/halhub"
 	"gateway/halhub/audit"
+	"gateway/halhub/hubtest"
 	"gateway/halhub/token"
 	"gateway/openhal"
 )
 
 // The safety commands' tests run in process against the real Hub, as the
-// other client commands' tests do (realhub_test.go); the whole-binary
+// other client commands' tests do (package halhub/hubtest); the whole-binary
 // story is in binary_safety_test.go.
 
 // stuckRelay is a device with a safe value that refuses every write.
@@ -43,13 +43,11 @@ func (stuckRelay) Write(context.Context, device.WriteRequest) (device.WriteResul
 // full error, and exits 1 for the failure; resume lifts it.
 func TestStopCommand(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
-	if _, err := hub.reg.Add(stuckRelay{}); err != nil {
-		t.Fatal(err)
-	}
-	url := hub.listen("tcp")
-	agent := []string{"--hub", url, "--token", hub.agent}
-	admin := []string{"--hub", url, "--token", hub.admin}
+	hub := hubtest.New(t)
+	hub.Add(stuckRelay{})
+	url := hub.Listen("tcp")
+	agent := []string{"--hub", url, "--token", hub.Agent}
+	admin := []string{"--hub", url, "--token", hub.Admin}
 
 	out, _, err := runClient(t, cmdStop, append(agent, "--reason", "smoke")...)
 	want := "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`\n" +
@@ -61,7 +59,7 @@ func TestStopCommand(t *testing.T) {
 	if err == nil || err.Error() != "the emergency stop is engaged, but 1 device did not reach its safe value: sim.relay" {
 		t.Errorf("stop returned %v", err)
 	}
-	if !hub.hub.Stopped() {
+	if !hub.Hub().Stopped() {
 		t.Fatal("the hub is not stopped")
 	}
 
@@ -77,8 +75,8 @@ func TestStopCommand(t *testing.T) {
 		t.Errorf("resume by an agent: %v", err)
 	}
 	out, _, err = runClient(t, cmdResume, admin...)
-	if err != nil || out != "resumed: the emergency stop is off and writes are accepted again\n" || hub.hub.Stopped() {
-		t.Errorf("resume printed %q, %v (stopped: %v)", out, err, hub.hub.Stopped())
+	if err != nil || out != "resumed: the emergency stop is off and writes are accepted again\n" || hub.Hub().Stopped() {
+		t.Errorf("resume printed %q, %v (stopped: %v)", out, err, hub.Hub().Stopped())
 	}
 	if _, _, err := runClient(t, cmdStop, append(agent, "extra")...); !errors.Is(err, errUsage) {
 		t.Errorf("stop with an argument: %v, want a usage error", err)
@@ -94,24 +92,24 @@ func TestStopLatchFailed(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(hub.stateDir, "stop.json"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	url := hub.listen("tcp")
-	out, _, err := runClient(t, cmdStop, "--hub", url, "--token", hub.agent)
+	url := hub.Listen("tcp")
+	out, _, err := runClient(t, cmdStop, "--hub", url, "--token", hub.Agent)
 	if out != "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`\nsafe: sim.heater\n" {
 		t.Errorf("stop printed %q", out)
 	}
 	if err == nil || !strings.Contains(err.Error(), "the stop is engaged but could not be latched on disk") || !strings.Contains(err.Error(), "(INTERNAL_ERROR): latch_failed") {
 		t.Errorf("stop returned %v", err)
 	}
-	if !hub.hub.Stopped() {
+	if !hub.Hub().Stopped() {
 		t.Error("the hub is not stopped")
 	}
 }
 
 // pendingWrite has the agent write sim.heater true and returns the
 // confirmation id the CLI printed.
-func pendingWrite(t *testing.T, hub *testHub, url, reason string) string {
+func pendingWrite(t *testing.T, hub *hubtest.Bench, url, reason string) string {
 	t.Helper()
-	out, _, err := runClient(t, cmdWrite, "--hub", url, "--token", hub.agent, "sim.heater", "true", "--reason", reason)
+	out, _, err := runClient(t, cmdWrite, "--hub", url, "--token", hub.Agent, "sim.heater", "true", "--reason", reason)
 	m := regexp.MustCompile(`^sim\.heater = true is pending: confirmation (c-\d+) `).FindStringSubmatch(out)
 	if err != nil || m == nil {
 		t.Fatalf("write sim.heater true printed %q, %v; want pending", out, err)
@@ -121,10 +119,10 @@ func pendingWrite(t *testing.T, hub *testHub, url, reason string) string {
 
 func TestConfirmCommands(t *testing.T) {
 	noEnv(t)
-	hub := newTestHub(t)
-	url := hub.listen("ws")
-	admin := []string{"--hub", url, "--token", hub.admin}
-	agent := []string{"--hub", url, "--token", hub.agent}
+	hub := hubtest.New(t)
+	url := hub.Listen("ws")
+	admin := []string{"--hub", url, "--token", hub.Admin}
+	agent := []string{"--hub", url, "--token", hub.Agent}
 
 	id := pendingWrite(t, hub, url, "preheat for run 7")
 	out, _, err := runClient(t, cmdConfirm, append([]string{"list"}, admin...)...)
@@ -168,10 +166,7 @@ func TestConfirmCommands(t *testing.T) {
 	// An approval whose write is then refused: the request's creator was
 	// revoked meanwhile.
 	id4 := pendingWrite(t, hub, url, "")
-	if err := hub.store.Revoke("bench-agent"); err != nil {
-		t.Fatal(err)
-	}
-	hub.loadTokens()
+	hub.Revoke("bench-agent")
 	out, _, err = runClient(t, cmdConfirm, append([]string{"approve", id4}, admin...)...)
 	want := "confirmation " + id4 + " failed: approved, but the write of sim.heater = true then failed: " +
 		"the token of bench-agent was revoked (UNAUTHORIZED): token_revoked"
@@ -201,13 +196,14 @@ func TestConfirmCommands(t *testing.T) {
 	}
 }
 
-// auditHub is testHub with a state directory and an audit log.
+// auditHub is a hubtest.Bench with a state directory and an audit log.
 type auditHub struct {
-	*testHub
+	*hubtest.Bench
 	stateDir string
 }
 
-// newAuditHub is testHub with a state directory and an audit log.
+// newAuditHub starts a hubtest.Bench with a state directory (which also
+// keeps its tokens) and an audit log.
 func newAuditHub(t *testing.T) (*auditHub, *audit.Log) {
 	t.Helper()
 	dir := t.TempDir()
@@ -215,17 +211,9 @@ func newAuditHub(t *testing.T) (*auditHub, *audit.Log) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := &testHub{t: t, store: token.Open(dir), addrs: map[string]string{}}
-	h.admin = h.token("admin", openhal.KindOperator, openhal.ScopeAdmin)
-	h.agent = h.token("bench-agent", openhal.KindAgent, openhal.ScopeControlLow)
-	clk := clocktest.NewFake(benchTime)
-	h.reg = device.NewRegistry(clk.Now)
-	h.bench = newBench(t, h.reg, clk.Now)
-	h.hub = halhub.New(h.reg, halhub.Options{Version: "test", Limits: halhub.DefaultLimits(), StateDir: dir, Audit: log,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	h.loadTokens()
-	t.Cleanup(func() { h.stop(); log.Close() })
-	return &auditHub{testHub: h, stateDir: dir}, log
+	t.Cleanup(func() { log.Close() }) // after the Hub's own cleanup
+	h := hubtest.New(t, hubtest.Configure(func(o *halhub.Options) { o.StateDir, o.Audit = dir, log }))
+	return &auditHub{Bench: h, stateDir: dir}, log
 }
 
 // TestAuditCommand: pages through more entries than one answer holds,
@@ -233,8 +221,8 @@ func newAuditHub(t *testing.T) (*auditHub, *audit.Log) {
 func TestAuditCommand(t *testing.T) {
 	noEnv(t)
 	hub, log := newAuditHub(t)
-	url := hub.listen("tcp")
-	admin := []string{"--hub", url, "--token", hub.admin}
+	url := hub.Listen("tcp")
+	admin := []string{"--hub", url, "--token", hub.Admin}
 
 	const n = 2500
 	entries := make([]audit.Entry, n)
@@ -266,7 +254,7 @@ func TestAuditCommand(t *testing.T) {
 	}
 
 	// The Hub's own entries follow: a refused write and a resume.
-	runClient(t, cmdWrite, "--hub", url, "--token", hub.agent, "sim.door", "true")
+	runClient(t, cmdWrite, "--hub", url, "--token", hub.Agent, "sim.door", "true")
 	runClient(t, cmdResume, admin...)
 	out, _, err = runClient(t, cmdAudit, append([]string{"--since", fmt.Sprint(n)}, admin...)...)
 	want := []*regexp.Regexp{
@@ -283,7 +271,7 @@ func TestAuditCommand(t *testing.T) {
 		}
 	}
 
-	_, _, err = runClient(t, cmdAudit, "--hub", url, "--token", hub.agent)
+	_, _, err = runClient(t, cmdAudit, "--hub", url, "--token", hub.Agent)
 	if err == nil || !strings.Contains(err.Error(), "(FORBIDDEN)") {
 		t.Errorf("audit by an agent: %v", err)
 	}
@@ -297,14 +285,14 @@ func TestAuditCommand(t *testing.T) {
 func TestAuditFollow(t *testing.T) {
 	noEnv(t)
 	hub, _ := newAuditHub(t)
-	url := hub.listen("ws")
+	url := hub.Listen("ws")
 	w := newStream()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- runAudit(ctx, []string{"--follow", "--hub", url, "--token", hub.admin}, w, io.Discard) }()
+	go func() { done <- runAudit(ctx, []string{"--follow", "--hub", url, "--token", hub.Admin}, w, io.Discard) }()
 	for i, v := range []string{"true", "false"} {
-		if _, _, err := runClient(t, cmdWrite, "--hub", url, "--token", hub.admin, "sim.led", v); err != nil {
+		if _, _, err := runClient(t, cmdWrite, "--hub", url, "--token", hub.Admin, "sim.led", v); err != nil {
 			t.Fatal(err)
 		}
 		w.waitFor(t, i, fmt.Sprintf(`^ +%d \S+ operator:admin +write +sim\.led=%s +applied$`, i+1, v), 10*time.Second)
