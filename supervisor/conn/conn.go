@@ -15,7 +15,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -289,5 +288,3 @@ func (c *Conn) alive() bool {
 
 // rpcID encodes a daemon request id.
 func rpcID(id uint64) json.RawMessage { return jsonrpc.IntID(id) }
-
-func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }

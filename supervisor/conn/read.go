@@ -4,9 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"gateway/adapterproto"
 	"gateway/jsonrpc"
+	"gateway/supervisor/strikes"
 )
 
 // readLoop reads the adapter's standard output until it ends. Every line
@@ -132,11 +134,12 @@ func (c *Conn) violation(reason, detail string) {
 	}
 }
 
-func (c *Conn) strikeWindow() any {
+// strikeWindow is the window the strikes are counted in.
+func (c *Conn) strikeWindow() time.Duration {
 	if c.cfg.Strikes.Window > 0 {
 		return c.cfg.Strikes.Window
 	}
-	return "60s"
+	return strikes.DefaultWindow
 }
 
 // idWindow remembers an adapter's last requestIDWindow request ids
