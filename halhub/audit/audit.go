@@ -71,9 +71,14 @@ type Options struct {
 	Now          func() time.Time
 	Logger       *slog.Logger
 
-	// Test hooks. sync makes a written file durable (default f.Sync);
-	// enqueued sees the queue's length after each request is queued.
-	sync     func(f *os.File) error
+	// SyncFile makes a written file durable; nil means (*os.File).Sync.
+	// It is a fault-injection hook for tests (a disk that stalls or
+	// fails inside its sync); the gateway leaves it nil. Every file the
+	// log writes to is synced through it.
+	SyncFile func(f *os.File) error
+
+	// Test hook: enqueued sees the queue's length after each request is
+	// queued.
 	enqueued func(queued int)
 }
 
@@ -151,8 +156,8 @@ func Open(dir string, opt Options) (*Log, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	if opt.sync == nil {
-		opt.sync = (*os.File).Sync
+	if opt.SyncFile == nil {
+		opt.SyncFile = (*os.File).Sync
 	}
 	if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
