@@ -326,7 +326,8 @@ func TestTokenAudit(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	raw, skipped, err := log.List(0, 0)
+	pg, err := log.List(0, audit.ListOptions{})
+	raw, skipped := pg.Entries, pg.Skipped
 	if err != nil || skipped != 0 || len(raw) != 2 {
 		t.Fatalf("audit log: %d entries, %d skipped, %v; want 2", len(raw), skipped, err)
 	}
