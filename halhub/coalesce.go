@@ -31,11 +31,15 @@ type coalesceRate struct {
 }
 
 // coalesceRates are the groups' rates (docs/protocol.md, "Audit log"):
-// refusals 10 in 10 s, the kept entries 10 in 10 minutes, so that the
-// kept set, which holds the stops, fills far more slowly than the writes.
+// refusals 10 in 10 s; stops and resumes 5, and blocked writes, approvals
+// and rejections 10, in 10 minutes, so that the kept set, which holds the
+// stops, fills far more slowly than the writes (days at the worst, not
+// minutes). A window is also what a crash may lose of the counts (the
+// requests counted there changed nothing, or were stops that are
+// latched): short windows for the refusals, which come in floods.
 var coalesceRates = [numGroups]coalesceRate{
 	groupRefused: {perWindow: 10, window: 10 * time.Second},
-	groupStops:   {perWindow: 10, window: 10 * time.Minute},
+	groupStops:   {perWindow: 5, window: 10 * time.Minute},
 	groupKept:    {perWindow: 10, window: 10 * time.Minute},
 }
 
