@@ -371,6 +371,10 @@ func TestTokenAudit(t *testing.T) {
 	if _, _, err := run(t, "revoke", "bot", "--state-dir", dir); err != nil {
 		t.Fatal(err)
 	}
+	// Token changes are kept apart from the writes: no flood rotates them.
+	if kept, err := os.ReadFile(filepath.Join(dir, "audit", "kept.log")); err != nil || strings.Count(string(kept), `"action":"token.`) != 2 {
+		t.Errorf("kept.log: %v\n%s", err, kept)
+	}
 	log, err := audit.Open(filepath.Join(dir, "audit"), audit.Options{})
 	if err != nil {
 		t.Fatal(err)
