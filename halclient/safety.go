@@ -2,6 +2,8 @@ package halclient
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 
 	"gateway/openhal"
 )
@@ -63,10 +65,12 @@ func (c *Conn) resolve(ctx context.Context, method string, params any) (openhal.
 	return res, nil
 }
 
-// Audit returns up to limit audit entries (1 to 1000; 0 leaves it to the
-// Hub, which sends 100) with a seq after since, each as it is stored, and
-// how many unreadable lines the Hub skipped. To read the whole log, call
-// it again with since set to the last entry's seq until it returns none.
+// Audit returns one page of the audit log: up to limit entries (1 to
+// 1000; 0 leaves it to the Hub, which sends 100) with a seq after since,
+// each as it is stored, and how many unreadable lines the Hub skipped.
+// The Hub stops a page before it would pass its message limit, so a page
+// may hold fewer than limit; Next, when set, is the since of the next
+// page. AuditRange follows the pages.
 func (c *Conn) Audit(ctx context.Context, since uint64, limit int) (openhal.AuditListResult, error) {
 	p := openhal.AuditListParams{Since: &since}
 	if limit != 0 {
@@ -77,4 +81,38 @@ func (c *Conn) Audit(ctx context.Context, since uint64, limit int) (openhal.Audi
 		return res, Describe(err, openhal.MethodAuditList, "")
 	}
 	return res, nil
+}
+
+// auditPage is the most entries one hal/audit/list may ask for.
+const auditPage = 1000
+
+// AuditRange returns up to limit entries after since (all of them when
+// limit is 0), asking for as many pages as that takes. Skipped is the
+// most unreadable lines one page reported (each page counts those it
+// passed); Next is set when limit was reached and more entries remain.
+func (c *Conn) AuditRange(ctx context.Context, since uint64, limit int) (openhal.AuditListResult, error) {
+	if limit < 0 {
+		return openhal.AuditListResult{}, fmt.Errorf("audit: limit %d: want 0 (all) or more", limit)
+	}
+	all := openhal.AuditListResult{Entries: []json.RawMessage{}}
+	for {
+		want := auditPage
+		if limit > 0 {
+			want = min(want, limit-len(all.Entries))
+		}
+		pg, err := c.Audit(ctx, since, want)
+		if err != nil {
+			return all, err
+		}
+		all.Entries = append(all.Entries, pg.Entries...)
+		all.Skipped = max(all.Skipped, pg.Skipped)
+		all.Next = pg.Next
+		if pg.Next == nil || (limit > 0 && len(all.Entries) >= limit) {
+			return all, nil
+		}
+		if *pg.Next <= since {
+			return all, fmt.Errorf("audit: the hub's next page starts at %d, not after %d", *pg.Next, since)
+		}
+		since = *pg.Next
+	}
 }

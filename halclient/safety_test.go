@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"gateway/device"
@@ -184,4 +185,51 @@ func TestAudit(t *testing.T) {
 	wantCode(t, "Audit by an agent", err, openhal.CodeForbidden)
 	_, err = admin.Audit(ctx, 0, 5000)
 	wantCode(t, "Audit with limit 5000", err, openhal.CodeInvalidParams)
+}
+
+// TestAuditRange: the Hub pages the log by bytes, so a page holds fewer
+// entries than asked for; AuditRange follows the pages to the limit, or
+// to the end.
+func TestAuditRange(t *testing.T) {
+	var log *audit.Log
+	hub := newTestHub(t, withAudit(t), func(o *halhub.Options) { log = o.Audit })
+	url := hub.Listen("tcp")
+	ctx := testCtx(t)
+	admin := dial(t, url, hub.Admin)
+	const n = 600
+	entries := make([]audit.Entry, n)
+	for i := range entries {
+		entries[i] = audit.Entry{Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "sim.led",
+			Value: true, Outcome: "applied", Reason: strings.Repeat("r", 1000)}
+	}
+	if _, err := log.Append(ctx, entries...); err != nil {
+		t.Fatal(err)
+	}
+	page, err := admin.Audit(ctx, 0, 1000)
+	if err != nil || page.Next == nil || len(page.Entries) >= n {
+		t.Fatalf("one page: %d entries, next %v, %v; want fewer than %d, and next", len(page.Entries), page.Next, err, n)
+	}
+	for _, tc := range []struct {
+		since        uint64
+		limit, want  int
+		first        uint64
+		wantNextSeen bool
+	}{
+		{0, 0, n, 1, false},
+		{0, 500, 500, 1, true},
+		{100, 0, n - 100, 101, false},
+		{0, n, n, 1, false},
+	} {
+		res, err := admin.AuditRange(ctx, tc.since, tc.limit)
+		if err != nil || len(res.Entries) != tc.want || (res.Next != nil) != tc.wantNextSeen {
+			t.Errorf("AuditRange(%d, %d): %d entries, next %v, %v; want %d", tc.since, tc.limit, len(res.Entries), res.Next, err, tc.want)
+			continue
+		}
+		for i, raw := range res.Entries {
+			var e audit.Entry
+			if json.Unmarshal(raw, &e) != nil || e.Seq != tc.first+uint64(i) {
+				t.Fatalf("AuditRange(%d, %d): entry %d is %.60s", tc.since, tc.limit, i, raw)
+			}
+		}
+	}
 }

@@ -37,7 +37,8 @@ type entryLine struct {
 
 func entries(t *testing.T, log *audit.Log) []entryLine {
 	t.Helper()
-	raw, skipped, err := log.List(0, 0)
+	pg, err := log.List(0, audit.ListOptions{})
+	raw, skipped := pg.Entries, pg.Skipped
 	if err != nil || skipped != 0 {
 		t.Fatalf("list: %v, %d skipped", err, skipped)
 	}

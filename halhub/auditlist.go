@@ -3,7 +3,11 @@ package halhub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 
+	"gateway/halhub/audit"
+	"gateway/halhub/token"
 	"gateway/jsonrpc"
 	"gateway/openhal"
 )
@@ -11,8 +15,11 @@ import (
 // maxAuditList bounds one hal/audit/list answer.
 const maxAuditList = 1000
 
-// serveAuditList answers hal/audit/list: entries after since, by seq.
-func serveAuditList(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+// serveAuditList answers hal/audit/list: entries after since, by seq, as
+// many as fit in one message of the Hub's limit (with next when more
+// remain), and for a token limited to some devices only the entries it
+// may see (auditVisible).
+func serveAuditList(s *session, ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
 	var p openhal.AuditListParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
@@ -32,12 +39,69 @@ func serveAuditList(s *session, _ context.Context, params json.RawMessage) (any,
 	if log == nil {
 		return openhal.AuditListResult{Entries: []json.RawMessage{}}, nil
 	}
-	entries, skipped, err := log.List(since, limit)
+	opt := audit.ListOptions{Limit: limit, MaxBytes: s.hub.opt.Limits.MaxMessageBytes - auditAnswerOverhead(requestID(ctx))}
+	if _, tok := s.who(); len(tok.Devices) > 0 {
+		opt.Keep = func(e *audit.Entry) bool { return auditVisible(tok, e) }
+	}
+	pg, err := log.List(since, opt)
 	if err != nil {
 		return nil, errInternal(err)
 	}
-	if entries == nil {
-		entries = []json.RawMessage{}
+	res := openhal.AuditListResult{Entries: pg.Entries, Skipped: pg.Skipped}
+	if res.Entries == nil {
+		res.Entries = []json.RawMessage{}
 	}
-	return openhal.AuditListResult{Entries: entries, Skipped: skipped}, nil
+	if pg.Next != 0 {
+		res.Next = &pg.Next
+	}
+	return res, nil
+}
+
+// auditAnswerOverhead is what an answer to hal/audit/list with request id
+// id takes besides its entries, at the most: the message around them, a
+// skipped and a next of 20 digits, and a line's newline.
+func auditAnswerOverhead(id json.RawMessage) int {
+	if len(id) == 0 {
+		id = json.RawMessage("null")
+	}
+	return len(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"entries":[],"skipped":%d,"next":%d}}`+"\n",
+		id, uint64(math.MaxUint64), uint64(math.MaxUint64)))
+}
+
+// auditVisible reports whether a token may see an entry (spec §10): a
+// token limited to some devices sees the entries of its devices and the
+// Hub-wide ones — stops and resumes, and the count entries that count
+// nothing but those — and nothing of other devices nor of other
+// principals' requests without a device (their refusals, token changes,
+// failed logins).
+func auditVisible(tok token.Entry, e *audit.Entry) bool {
+	if len(tok.Devices) == 0 {
+		return true
+	}
+	switch e.Action {
+	case "stop", "resume":
+		return true
+	case audit.ActionCount:
+		for _, t := range e.By {
+			if t.Action != "stop" && t.Action != "resume" {
+				return false
+			}
+		}
+		return len(e.By) > 0
+	}
+	return e.Device != "" && tok.Visible(e.Device)
+}
+
+// requestIDKey carries a request's id to its serve function, for an
+// answer that must size itself (hal/audit/list).
+type requestIDKey struct{}
+
+func withRequestID(ctx context.Context, id json.RawMessage) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// requestID is the id withRequestID set, or nil (an in-process call).
+func requestID(ctx context.Context) json.RawMessage {
+	id, _ := ctx.Value(requestIDKey{}).(json.RawMessage)
+	return id
 }

@@ -65,10 +65,41 @@ func (h *Hub) auditAnswer(p openhal.Principal, method string, params json.RawMes
 		}
 	}
 	describeOutcome(&entry, res, e)
-	if err := h.record(entry); err != nil {
+	if err := h.auditRefusal(p, entry, e != nil); err != nil {
 		return errAuditFailed(err)
 	}
 	return e
+}
+
+// auditRefusal records a client's entry — refused is whether it records an
+// error answer — or, past the principal's rate for its group, counts it
+// into the count entry written when the principal's window ends (see
+// coalescer). An entry the rate never applies to is recorded.
+func (h *Hub) auditRefusal(p openhal.Principal, entry audit.Entry, refused bool) error {
+	if group, ok := auditGroup(&entry, refused); ok && !h.coalesce.admit(p, group, entry) {
+		return nil // counted
+	}
+	return h.record(entry)
+}
+
+// auditCounted counts entry into p's window of its group without
+// recording it on its own: its count entry is written when the window
+// ends. It is for failures that are only ever counted (spec §3: the
+// rate-limited UNAUTHORIZED answers of one address, as principal
+// anonymous(addr)). Once the Hub is closing, entry is recorded instead.
+func (h *Hub) auditCounted(p openhal.Principal, entry audit.Entry) error {
+	group, _ := auditGroup(&entry, true)
+	if h.coalesce.count(p, group, entry) {
+		return nil
+	}
+	return h.record(entry)
+}
+
+// recordCount writes a count entry when its window ends.
+func (h *Hub) recordCount(e audit.Entry) {
+	if err := h.record(e); err != nil {
+		h.log.Error("audit count entry lost", "principal", e.Principal.Name, "count", e.Count, "err", err)
+	}
 }
 
 func errAuditFailed(err error) *jsonrpc.Error {

@@ -118,7 +118,7 @@ func (s *session) handleRequest(m jsonrpc.Message) {
 		})
 		return
 	}
-	go s.answer(m, func() (any, *jsonrpc.Error) { return meth.serve(s, s.ctx, m.Params) })
+	go s.answer(m, func() (any, *jsonrpc.Error) { return meth.serve(s, withRequestID(s.ctx, m.ID), m.Params) })
 }
 
 // answer serves a request and replies. An audited method's answer goes

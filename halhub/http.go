@@ -49,9 +49,17 @@ func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 	})
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		if !opt.MetricsPublic {
-			if _, ok := h.tokens.Load().Lookup(bearerToken(r)); !ok {
+			e, ok := h.tokens.Load().Lookup(bearerToken(r))
+			if !ok {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="gateway"`)
 				http.Error(w, "a bearer token is required", http.StatusUnauthorized)
+				return
+			}
+			if len(e.Devices) > 0 {
+				// The figures are the whole gateway's (every device's
+				// events, the adapters'): a token limited to some devices
+				// would learn of the others.
+				http.Error(w, "/metrics needs a token not limited to some devices", http.StatusForbidden)
 				return
 			}
 		}

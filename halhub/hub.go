@@ -103,6 +103,7 @@ type Hub struct {
 	loop     *safetyLoop
 	stop     stopState
 	confirms *confirmations
+	coalesce *coalescer // the audit's rate per principal
 	cancel   context.CancelFunc
 
 	methods     map[string]method
@@ -148,6 +149,7 @@ func New(reg *device.Registry, opt Options) *Hub {
 		loop:     newSafetyLoop(),
 		confirms: newConfirmations(),
 	}
+	h.coalesce = newCoalescer(opt.Clock, coalesceRates, h.recordCount)
 	addExtensions(h.methods, opt.Extensions)
 	h.stopButtons = map[string]bool{}
 	for _, id := range opt.StopButtons {
@@ -209,7 +211,8 @@ func (h *Hub) SetTokens(t *token.Table) {
 	}
 }
 
-// Close ends every connection and stops listening to the registry.
+// Close ends every connection, stops listening to the registry and
+// writes the audit's count entries still open (see coalescer).
 func (h *Hub) Close() {
 	h.unsub()
 	h.cancel()
@@ -222,6 +225,7 @@ func (h *Hub) Close() {
 	for _, s := range all {
 		s.close("hub closing")
 	}
+	h.coalesce.close() // the counts still open are written before the log closes
 }
 
 // admit decides at accept whether one more connection may open. Past

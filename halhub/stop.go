@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -254,11 +255,16 @@ func serveStop(s *session, _ context.Context, params json.RawMessage) (any, *jso
 
 // serveResume answers hal/resume.
 func serveResume(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	who, tok := s.who()
+	if len(tok.Devices) > 0 {
+		// Spec §4: lifting the stop acts on every device; a token that
+		// may see only some of them may not.
+		return nil, errForbidden("device_limited", "hal/resume needs a token not limited to some devices; this one is limited to %s", strings.Join(tok.Devices, ", "))
+	}
 	var p struct{}
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	who, _ := s.who()
 	res, err := s.hub.Resume(who)
 	if err != nil {
 		return nil, err

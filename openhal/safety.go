@@ -141,8 +141,10 @@ type AuditListParams struct {
 }
 
 // AuditListResult is the answer to hal/audit/list: the entries as they are
-// on disk.
+// on disk, as many as fit in one message, and Next, the seq to pass as
+// since for the next page, when more remain.
 type AuditListResult struct {
 	Entries []json.RawMessage `json:"entries"`
 	Skipped int               `json:"skipped,omitempty"`
+	Next    *uint64           `json:"next,omitempty"`
 }

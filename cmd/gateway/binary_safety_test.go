@@ -8,6 +8,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -399,42 +400,51 @@ func readAdminToken(t *testing.T, dir string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// readAuditFiles reads the audit files as they are on disk, oldest first:
-// every line must parse and seqs must strictly increase; the current
-// file's last line may lack its newline (cut short by the kill), and is
-// returned apart.
+// readAuditFiles reads the audit files as they are on disk, both file
+// sets (the writes' audit*.log, the kept entries' kept*.log), each oldest
+// first: every line must parse and seqs must strictly increase within a
+// set; the entries are returned merged by seq. A current file's last line
+// may lack its newline (cut short by the kill), and is returned apart.
 func readAuditFiles(t *testing.T, dir string) (entries []audit.Entry, torn string) {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(dir, "audit-*.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	slices.Sort(files) // rotated files are named by their first seq, 20 digits
-	files = append(files, filepath.Join(dir, "audit.log"))
-	var prev uint64
-	for i, name := range files {
-		b, err := os.ReadFile(name)
+	for _, set := range []string{"audit", "kept"} {
+		files, err := filepath.Glob(filepath.Join(dir, set+"-*.log"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		if j := bytes.LastIndexByte(b, '\n'); j != len(b)-1 {
-			if i != len(files)-1 {
-				t.Errorf("%s, a rotated file, ends in a line cut short", name)
+		slices.Sort(files) // rotated files are named by their first seq, 20 digits
+		files = append(files, filepath.Join(dir, set+".log"))
+		var prev uint64
+		for i, name := range files {
+			b, err := os.ReadFile(name)
+			if err != nil {
+				t.Fatal(err)
 			}
-			torn, b = string(b[j+1:]), b[:j+1]
-		}
-		sc := bufio.NewScanner(bytes.NewReader(b))
-		sc.Buffer(nil, audit.MaxEntryBytes+1)
-		for sc.Scan() {
-			var e audit.Entry
-			if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Seq <= prev {
-				t.Fatalf("%s: line %q after seq %d (%v)", name, sc.Text(), prev, err)
+			if j := bytes.LastIndexByte(b, '\n'); j != len(b)-1 {
+				if i != len(files)-1 {
+					t.Errorf("%s, a rotated file, ends in a line cut short", name)
+				}
+				torn, b = torn+string(b[j+1:]), b[:j+1]
 			}
-			prev = e.Seq
-			entries = append(entries, e)
+			sc := bufio.NewScanner(bytes.NewReader(b))
+			sc.Buffer(nil, audit.MaxEntryBytes+1)
+			for sc.Scan() {
+				var e audit.Entry
+				if err := json.Unmarshal(sc.Bytes(), &e); err != nil || e.Seq <= prev {
+					t.Fatalf("%s: line %q after seq %d (%v)", name, sc.Text(), prev, err)
+				}
+				prev = e.Seq
+				entries = append(entries, e)
+			}
+			if err := sc.Err(); err != nil {
+				t.Fatal(err)
+			}
 		}
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
+	}
+	slices.SortFunc(entries, func(a, b audit.Entry) int { return cmp.Compare(a.Seq, b.Seq) })
+	for i := 1; i < len(entries); i++ {
+		if entries[i].Seq == entries[i-1].Seq {
+			t.Fatalf("seq %d is in both file sets", entries[i].Seq)
 		}
 	}
 	return entries, torn

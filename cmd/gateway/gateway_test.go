@@ -27,7 +27,8 @@ func TestFirstAdminTokenAudited(t *testing.T) {
 			t.Fatalf("start %d: %v, %d tokens", i, err, tab.Len())
 		}
 	}
-	entries, _, err := al.List(0, 0)
+	pg, err := al.List(0, audit.ListOptions{})
+	entries := pg.Entries
 	if err != nil || len(entries) != 1 {
 		t.Fatalf("%d entries, %v", len(entries), err)
 	}

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -376,7 +377,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 type auditReader struct {
 	f       *clientFlags
 	c       *halclient.Conn
-	since   uint64 // the last seq printed
+	since   uint64 // where the next page starts: the last seq printed, or the Hub's next
 	left    int    // entries still to print, with --limit
 	limited bool   // --limit was given
 	out     io.Writer
@@ -407,8 +408,10 @@ func (r *auditReader) run(ctx context.Context, follow bool) error {
 	}
 }
 
-// page asks for one page after r.since and prints it; full says that it
-// held as many entries as it asked for, so that more may follow at once.
+// page asks for one page after r.since and prints it; full says that the
+// Hub has more at once (its answer's next). A page may hold fewer entries
+// than asked for: the Hub stops before its answer would pass its message
+// limit.
 func (r *auditReader) page(ctx context.Context) (full bool, err error) {
 	want := auditPage
 	if r.limited {
@@ -444,7 +447,14 @@ func (r *auditReader) page(ctx context.Context) (full bool, err error) {
 	if r.limited {
 		r.left -= len(res.Entries)
 	}
-	return len(res.Entries) == want, nil
+	if res.Next == nil {
+		return false, nil
+	}
+	if *res.Next < r.since {
+		return false, fmt.Errorf("the hub's next audit page starts after %d, before %d", *res.Next, r.since)
+	}
+	r.since = *res.Next // past entries this token may not see
+	return true, nil
 }
 
 // auditLine is one entry for a person: seq, ts, principal, action,
@@ -483,8 +493,30 @@ func auditLine(e audit.Entry) string {
 	if e.Count > 0 {
 		more = append(more, "count="+strconv.Itoa(e.Count))
 	}
+	if !e.From.IsZero() {
+		more = append(more, "from="+e.From.UTC().Format("2006-01-02T15:04:05.000Z"), "to="+e.To.UTC().Format("2006-01-02T15:04:05.000Z"))
+	}
+	for _, t := range e.By {
+		more = append(more, "by="+tallyText(t))
+	}
+	for _, field := range slices.Sorted(maps.Keys(e.Cut)) {
+		c := e.Cut[field]
+		more = append(more, fmt.Sprintf("cut=%s:%d:sha256:%s", field, c.Bytes, c.SHA256))
+	}
 	if len(more) > 0 {
 		s += " " + strings.Join(more, " ")
 	}
 	return strings.TrimRight(s, " ")
+}
+
+// tallyText is one kind of counted request: action/outcome[/rule][/reason]×count.
+func tallyText(t audit.Tally) string {
+	s := t.Action + "/" + t.Outcome
+	if t.Rule != "" {
+		s += "/" + t.Rule
+	}
+	if t.Reason != "" && t.Reason != t.Rule {
+		s += "/" + t.Reason
+	}
+	return s + "×" + strconv.Itoa(t.Count)
 }

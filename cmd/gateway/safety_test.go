@@ -308,6 +308,56 @@ func TestAuditFollow(t *testing.T) {
 	}
 }
 
+// TestAuditCommandPages: the Hub pages by bytes, so its pages hold fewer
+// entries than asked for; --limit N still prints N, and --follow prints
+// every entry, across pages, then the new ones.
+func TestAuditCommandPages(t *testing.T) {
+	noEnv(t)
+	hub, log := newAuditHub(t)
+	url := hub.Listen("tcp")
+	admin := []string{"--hub", url, "--token", hub.Admin}
+	const n = 700
+	entries := make([]audit.Entry, n)
+	for i := range entries {
+		entries[i] = audit.Entry{Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "sim.led",
+			Value: true, Outcome: "applied", Reason: fmt.Sprintf("n%d ", i+1) + strings.Repeat("r", 1000)}
+	}
+	if _, err := log.Append(context.Background(), entries...); err != nil {
+		t.Fatal(err)
+	}
+	for _, limit := range []int{650, n} {
+		out, errOut, err := runClient(t, cmdAudit, append([]string{"--json", "--limit", fmt.Sprint(limit)}, admin...)...)
+		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+		if err != nil || errOut != "" || len(lines) != limit {
+			t.Fatalf("audit --limit %d: %d lines, stderr %q, %v", limit, len(lines), errOut, err)
+		}
+		for i, line := range lines {
+			var e audit.Entry
+			if err := json.Unmarshal([]byte(line), &e); err != nil || e.Seq != uint64(i+1) {
+				t.Fatalf("line %d: %.60q (%v)", i+1, line, err)
+			}
+		}
+	}
+
+	w := newStream()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- runAudit(ctx, append([]string{"--follow"}, admin...), w, io.Discard) }()
+	w.waitFor(t, 0, fmt.Sprintf(`^ +%d .* reason="n%d r+"$`, n, n), 10*time.Second)
+	if _, _, err := runClient(t, cmdWrite, "--hub", url, "--token", hub.Admin, "sim.led", "false"); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(t, n, fmt.Sprintf(`^ +%d \S+ operator:admin +write +sim\.led=false +applied$`, n+1), 10*time.Second)
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("follow ended with %v", err)
+	}
+	if got := w.len(); got != n+1 {
+		t.Errorf("follow printed %d lines, want %d", got, n+1)
+	}
+}
+
 // TestTokenAudit: token add and revoke each leave one entry in the state
 // directory's audit log, naming the token, never holding it; a token add
 // that cannot be recorded leaves no token behind.
@@ -321,12 +371,17 @@ func TestTokenAudit(t *testing.T) {
 	if _, _, err := run(t, "revoke", "bot", "--state-dir", dir); err != nil {
 		t.Fatal(err)
 	}
+	// Token changes are kept apart from the writes: no flood rotates them.
+	if kept, err := os.ReadFile(filepath.Join(dir, "audit", "kept.log")); err != nil || strings.Count(string(kept), `"action":"token.`) != 2 {
+		t.Errorf("kept.log: %v\n%s", err, kept)
+	}
 	log, err := audit.Open(filepath.Join(dir, "audit"), audit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer log.Close()
-	raw, skipped, err := log.List(0, 0)
+	pg, err := log.List(0, audit.ListOptions{})
+	raw, skipped := pg.Entries, pg.Skipped
 	if err != nil || skipped != 0 || len(raw) != 2 {
 		t.Fatalf("audit log: %d entries, %d skipped, %v; want 2", len(raw), skipped, err)
 	}
@@ -383,6 +438,13 @@ func TestAuditLine(t *testing.T) {
 			`     8 2026-01-02T03:04:05.678Z operator:admin       resume       -                        resumed`},
 		{audit.Entry{Seq: 9, TS: ts, Principal: openhal.Principal{Kind: "hub", Name: "auth"}, Action: "initialize", Device: "x", Outcome: "unauthorized", Count: 12},
 			`     9 2026-01-02T03:04:05.678Z hub:auth             initialize   x                        unauthorized count=12`},
+		{audit.Entry{Seq: 10, TS: ts, Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "count", Outcome: "counted", Count: 31,
+			From: ts, To: ts.Add(9 * time.Second), By: []audit.Tally{{Action: "write", Outcome: "refused", Reason: "scope", Count: 30},
+				{Action: "write", Outcome: "blocked", Rule: "interlock", Reason: "interlock", Count: 1}}},
+			`    10 2026-01-02T03:04:05.678Z agent:bot            count        -                        counted   count=31 from=2026-01-02T03:04:05.678Z to=2026-01-02T03:04:14.678Z by=write/refused/scope×30 by=write/blocked/interlock×1`},
+		{audit.Entry{Seq: 11, TS: ts, Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "sim.led", Outcome: "refused", Reason: "rrr",
+			Cut: map[string]audit.Cut{"reason": {Bytes: 261120, SHA256: "ab12"}, "device": {Bytes: 300, SHA256: "cd34"}}},
+			`    11 2026-01-02T03:04:05.678Z agent:bot            write        sim.led                  refused   reason="rrr" cut=device:300:sha256:cd34 cut=reason:261120:sha256:ab12`},
 	} {
 		if got := auditLine(tc.e); got != tc.want {
 			t.Errorf("auditLine:\n got %q\nwant %q", got, tc.want)

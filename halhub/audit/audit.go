@@ -6,10 +6,32 @@
 // entry waiting, writes them with one write and syncs once, so that many
 // concurrent requests share one fsync. Several processes may append to the
 // same log (the gateway and its CLI): every batch is written under an
-// exclusive flock on audit.lock, and a writer that finds the file changed
+// exclusive flock on audit.lock, and a writer that finds a file changed
 // since its own last write reads the tail again, so seqs stay unique and
 // increasing. The log is rotated by size by renaming the file; no byte once
 // written is rewritten.
+//
+// No client can erase the history (spec §10). Three things see to it:
+//
+//   - Every entry is bounded (see CutText, CutName, EntryLimit): a long
+//     reason, value or message is cut, its full length and SHA-256 kept in
+//     the entry's "cut", so a flood of large requests writes small lines.
+//   - The entries that matter after an incident — stops, resumes,
+//     approvals, rejections, token changes, blocked writes (see Kept) — are
+//     kept apart, in a second file set (kept.log and its rotated
+//     kept-<seq>.log) beside the writes' (audit.log, audit-<seq>.log). Each
+//     set rotates on its own, so no volume of writes rotates a kept entry
+//     away. Both sets share one seq space, under the one lock, and List
+//     merges them by seq. Retention by age was the other choice; it was not
+//     taken because it leaves the disk unbounded under a flood, where two
+//     sets bound it at 2 × (KeepFiles+1) × MaxFileBytes.
+//   - The callers count what a client may repeat without limit (refused
+//     requests, and even stops and blocked writes past a lower rate) into
+//     count entries (see Counter) instead of one line each; the Hub does
+//     that, with its clock.
+//
+// A log written before the kept set existed is the writes set as it was:
+// it is read whole, and its entries stay where they are.
 package audit
 
 import (
@@ -54,7 +76,19 @@ type Entry struct {
 	Confirmation string     `json:"confirmation,omitempty"`
 	Reason       string     `json:"reason,omitempty"`
 	Error        *ErrorInfo `json:"error,omitempty"` // of a refused or failed request
-	Count        int        `json:"count,omitempty"` // rate-limited UNAUTHORIZED answers folded into one entry
+
+	// A count entry (action "count") stands for Count requests that were
+	// not recorded one by one (see Tally): the first was at From, the
+	// last at To, and By says what they were. The rate-limited
+	// UNAUTHORIZED answers of one address are folded the same way.
+	Count int       `json:"count,omitempty"`
+	From  time.Time `json:"from,omitzero"`
+	To    time.Time `json:"to,omitzero"`
+	By    []Tally   `json:"by,omitempty"`
+
+	// Cut names the fields Append cut to their bound, each with the
+	// full length and hash of what was there (see Cut).
+	Cut map[string]Cut `json:"cut,omitempty"`
 }
 
 // ErrorInfo is the error a refused or failed request was answered with.
@@ -71,9 +105,14 @@ type Options struct {
 	Now          func() time.Time
 	Logger       *slog.Logger
 
-	// Test hooks. sync makes a written file durable (default f.Sync);
-	// enqueued sees the queue's length after each request is queued.
-	sync     func(f *os.File) error
+	// SyncFile makes a written file durable; nil means (*os.File).Sync.
+	// It is a fault-injection hook for tests (a disk that stalls or
+	// fails inside its sync); the gateway leaves it nil. Every file the
+	// log writes to is synced through it.
+	SyncFile func(f *os.File) error
+
+	// Test hook: enqueued sees the queue's length after each request is
+	// queued.
 	enqueued func(queued int)
 }
 
@@ -128,7 +167,9 @@ type Log struct {
 // writer.
 type request struct {
 	lines [][]byte // each entry encoded without its seq: what follows seqPrefix0
+	class []int    // each entry's file set (see Kept)
 	seqs  []uint64 // set by the writer
+	parts int      // set by the writer: the sets that hold lines of it, not yet synced
 	ok    bool     // set by the writer: lines written and synced
 	err   error
 	done  chan struct{}
@@ -151,8 +192,8 @@ func Open(dir string, opt Options) (*Log, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	if opt.sync == nil {
-		opt.sync = (*os.File).Sync
+	if opt.SyncFile == nil {
+		opt.SyncFile = (*os.File).Sync
 	}
 	if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)
@@ -207,14 +248,17 @@ func AppendOnce(dir string, entries ...Entry) ([]uint64, error) {
 var seqPrefix0 = []byte(`{"seq":0`)
 
 // Append writes entries, assigning their Seq (and TS when zero), and
-// returns their seqs once they are on disk. Entries are encoded here, in
-// the caller's goroutine; the writer only splices the seq in. ctx bounds
-// only the wait: entries handed over are written even if ctx ends first.
+// returns their seqs once they are on disk. Each entry is first cut to its
+// bounds (see CutText), so that its line is at most EntryLimit bytes, and
+// goes to the kept file set or the writes one (see Kept). Entries are
+// encoded here, in the caller's goroutine; the writer only splices the seq
+// in. ctx bounds only the wait: entries handed over are written even if
+// ctx ends first.
 func (l *Log) Append(ctx context.Context, entries ...Entry) ([]uint64, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
-	r := &request{lines: make([][]byte, len(entries)), done: make(chan struct{})}
+	r := &request{lines: make([][]byte, len(entries)), class: make([]int, len(entries)), done: make(chan struct{})}
 	var now time.Time
 	for i := range entries {
 		e := entries[i]
@@ -226,15 +270,14 @@ func (l *Log) Append(ctx context.Context, entries ...Entry) ([]uint64, error) {
 			e.TS = now
 		}
 		e.TS = e.TS.UTC()
-		b, err := json.Marshal(&e)
+		b, err := encodeEntry(&e)
 		if err != nil {
-			return nil, fmt.Errorf("audit %s entry: %w", e.Action, err)
-		}
-		// With its seq the line may be up to 19 bytes longer.
-		if !bytes.HasPrefix(b, seqPrefix0) || len(b)+19 > MaxEntryBytes {
-			return nil, fmt.Errorf("audit %s entry: encoded as %d bytes starting %.20q", e.Action, len(b), b)
+			return nil, err
 		}
 		r.lines[i] = b[len(seqPrefix0):]
+		if Kept(&e) {
+			r.class[i] = classKept
+		}
 	}
 	if err := l.hand(r); err != nil {
 		return nil, err
@@ -252,6 +295,23 @@ func (l *Log) Append(ctx context.Context, entries ...Entry) ([]uint64, error) {
 		return nil, r.err
 	}
 	return r.seqs, nil
+}
+
+// encodeEntry cuts e to its bounds and encodes it, with seq 0.
+func encodeEntry(e *Entry) ([]byte, error) {
+	if err := e.bound(); err != nil {
+		return nil, fmt.Errorf("audit %.40q entry: %w", e.Action, err)
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return nil, fmt.Errorf("audit %.40q entry: %w", e.Action, err)
+	}
+	// With its seq the line may be up to 19 bytes longer. Cut to its
+	// bounds, no entry comes near; this is the proof.
+	if !bytes.HasPrefix(b, seqPrefix0) || len(b)+19 > EntryLimit {
+		return nil, fmt.Errorf("audit %.40q entry: encoded as %d bytes starting %.20q", e.Action, len(b), b)
+	}
+	return b, nil
 }
 
 // hand queues r for the writer and wakes it.

@@ -25,6 +25,12 @@ const waitLimit = 30 * time.Second
 
 var agent = openhal.Principal{Kind: openhal.KindAgent, Name: "bench-agent", Scope: openhal.ScopeControlLow}
 
+// writes is the file set of write entries, the one set of older logs.
+var (
+	writes   = fileSets[classWrites]
+	fileName = writes.current
+)
+
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 func openLog(t testing.TB, dir string, opt Options) *Log {
@@ -53,10 +59,11 @@ func mustAppend(t testing.TB, l *Log, entries ...Entry) []uint64 {
 // decode into an Entry.
 func listAll(t testing.TB, l *Log) (lines []json.RawMessage, seqs []uint64, skipped int) {
 	t.Helper()
-	lines, skipped, err := l.List(0, 0)
+	pg, err := l.List(0, ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	lines, skipped = pg.Entries, pg.Skipped
 	for _, line := range lines {
 		var e Entry
 		if err := json.Unmarshal(line, &e); err != nil {
@@ -123,11 +130,11 @@ func TestAppendEncodesEntries(t *testing.T) {
 			if want := []uint64{uint64(i + 1)}; !slices.Equal(seqs, want) {
 				t.Fatalf("seqs %v, want %v", seqs, want)
 			}
-			lines, skipped, err := l.List(uint64(i), 1)
-			if err != nil || skipped != 0 || len(lines) != 1 {
-				t.Fatalf("List: %d lines, %d skipped, %v", len(lines), skipped, err)
+			pg, err := l.List(uint64(i), ListOptions{Limit: 1})
+			if err != nil || pg.Skipped != 0 || len(pg.Entries) != 1 {
+				t.Fatalf("List: %d lines, %d skipped, %v", len(pg.Entries), pg.Skipped, err)
 			}
-			line := string(lines[0])
+			line := string(pg.Entries[0])
 			if want := `{"seq":` + itoa(i+1) + `,`; !strings.HasPrefix(line, want) {
 				t.Errorf("line %s does not start %s", line, want)
 			}
@@ -179,7 +186,7 @@ func TestAppendRefusesWhatCannotBeRead(t *testing.T) {
 		entry Entry
 	}{
 		{"not JSON", Entry{Action: "write", Value: make(chan int)}},
-		{"too long", Entry{Action: "write", Value: strings.Repeat("x", MaxEntryBytes)}},
+		{"not JSON in an object", Entry{Action: "write", Value: map[string]any{"x": make(chan int)}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -204,6 +211,7 @@ func TestFileModes(t *testing.T) {
 	}{
 		{dir, fs.ModeDir | 0o700},
 		{filepath.Join(dir, fileName), 0o600},
+		{filepath.Join(dir, fileSets[classKept].current), 0o600},
 		{filepath.Join(dir, lockName), 0o600},
 	} {
 		fi, err := os.Stat(c.path)
@@ -236,7 +244,7 @@ func TestGroupCommit(t *testing.T) {
 	const n = 50
 	syncHook, entered, gate := gatedSync()
 	queued := make(chan int, 2*n)
-	l := openLog(t, t.TempDir(), Options{sync: syncHook, enqueued: func(q int) { queued <- q }})
+	l := openLog(t, t.TempDir(), Options{SyncFile: syncHook, enqueued: func(q int) { queued <- q }})
 	errs := make(chan error, n)
 	appendOne := func() {
 		_, err := l.Append(context.Background(), write("w"))
@@ -316,7 +324,7 @@ func (s *syncedSeqs) has(seqs []uint64) bool {
 func TestAppendReturnsAfterSync(t *testing.T) {
 	const goroutines, each = 32, 50
 	synced := &syncedSeqs{seqs: make(map[uint64]bool)}
-	l := openLog(t, t.TempDir(), Options{sync: synced.sync})
+	l := openLog(t, t.TempDir(), Options{SyncFile: synced.sync})
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
 	for g := range goroutines {
@@ -357,7 +365,7 @@ func TestAppendReturnsAfterSync(t *testing.T) {
 
 func TestProbe(t *testing.T) {
 	syncHook, entered, gate := gatedSync()
-	l := openLog(t, t.TempDir(), Options{sync: syncHook})
+	l := openLog(t, t.TempDir(), Options{SyncFile: syncHook})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := l.Probe(ctx); err != nil {
@@ -387,7 +395,7 @@ func TestProbe(t *testing.T) {
 func TestAppendAfterCancel(t *testing.T) {
 	dir := t.TempDir()
 	syncHook, entered, gate := gatedSync()
-	l := openLog(t, dir, Options{sync: syncHook})
+	l := openLog(t, dir, Options{SyncFile: syncHook})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-entered
@@ -409,7 +417,7 @@ func TestClose(t *testing.T) {
 	dir := t.TempDir()
 	syncHook, entered, gate := gatedSync()
 	queued := make(chan int, 4)
-	l := openLog(t, dir, Options{sync: syncHook, enqueued: func(q int) { queued <- q }})
+	l := openLog(t, dir, Options{SyncFile: syncHook, enqueued: func(q int) { queued <- q }})
 	results := make(chan []uint64, 2)
 	appendOne := func() {
 		seqs, err := l.Append(context.Background(), write("w"))

@@ -18,17 +18,36 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Files in the log's directory. A rotated file is named after the first
-// seq it holds, audit-<seq, 20 digits>.log, so that names sort by seq and
-// List can skip the files before since without opening them. Should that
-// name be taken (a file with no readable seq was named after the next
-// one), "-<n>" is added before ".log".
+// Files in the log's directory: two file sets (see fileSet) and the lock
+// every writer takes.
+const lockName = "audit.lock"
+
+// A fileSet is one series of files: the current one, which the writer
+// appends to, and those rotated from it. A rotated file is named after the
+// first seq it holds, <prefix><seq, 20 digits>.log, so that names sort by
+// seq and List can skip the files before since without opening them.
+// Should that name be taken (a file with no readable seq was named after
+// the next one), "-<n>" is added before ".log".
+type fileSet struct {
+	current string // the file being written
+	prefix  string // of the rotated files' names
+}
+
+// Classes of entries, each in its own file set (see Kept).
 const (
-	fileName     = "audit.log"
-	lockName     = "audit.lock"
-	rotatedStart = "audit-"
-	rotatedEnd   = ".log"
+	classWrites = iota // the high-volume entries: writes, refusals, counts of them
+	classKept          // stops, resumes, approvals, rejections, token changes, blocked writes
+	numClasses
 )
+
+// The two sets, by class. The writes set is the one file set of logs
+// written before the kept set existed: an upgraded log is read as it was.
+var fileSets = [numClasses]fileSet{
+	classWrites: {current: "audit.log", prefix: "audit-"},
+	classKept:   {current: "kept.log", prefix: "kept-"},
+}
+
+const rotatedEnd = ".log"
 
 // rotated is a rotated file; they sort by (seq, n).
 type rotated struct {
@@ -37,8 +56,8 @@ type rotated struct {
 	n    int
 }
 
-func parseRotated(name string) (rotated, bool) {
-	s, ok := strings.CutPrefix(name, rotatedStart)
+func (set fileSet) parseRotated(name string) (rotated, bool) {
+	s, ok := strings.CutPrefix(name, set.prefix)
 	if !ok {
 		return rotated{}, false
 	}
@@ -62,15 +81,15 @@ func parseRotated(name string) (rotated, bool) {
 	return r, true
 }
 
-// listRotated returns the rotated files in dir, oldest first.
-func listRotated(dir string) ([]rotated, error) {
+// listRotated returns the set's rotated files in dir, oldest first.
+func (set fileSet) listRotated(dir string) ([]rotated, error) {
 	des, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
 	var rot []rotated
 	for _, de := range des {
-		if r, ok := parseRotated(de.Name()); ok && de.Type().IsRegular() {
+		if r, ok := set.parseRotated(de.Name()); ok && de.Type().IsRegular() {
 			rot = append(rot, r)
 		}
 	}
@@ -80,13 +99,13 @@ func listRotated(dir string) ([]rotated, error) {
 	return rot, nil
 }
 
-// rotatedName returns a path, not yet taken, for a rotated file whose
-// first seq is first.
-func rotatedName(dir string, first uint64) (string, error) {
+// rotatedName returns a path, not yet taken, for a rotated file of the
+// set whose first seq is first.
+func (set fileSet) rotatedName(dir string, first uint64) (string, error) {
 	for n := 0; ; n++ {
-		name := fmt.Sprintf("%s%020d%s", rotatedStart, first, rotatedEnd)
+		name := fmt.Sprintf("%s%020d%s", set.prefix, first, rotatedEnd)
 		if n > 0 {
-			name = fmt.Sprintf("%s%020d-%d%s", rotatedStart, first, n, rotatedEnd)
+			name = fmt.Sprintf("%s%020d-%d%s", set.prefix, first, n, rotatedEnd)
 		}
 		p := filepath.Join(dir, name)
 		_, err := os.Lstat(p)
@@ -99,10 +118,10 @@ func rotatedName(dir string, first uint64) (string, error) {
 	}
 }
 
-// lastRotatedSeq is the last seq in the newest rotated file that has one,
-// or 0.
-func lastRotatedSeq(dir string) (uint64, error) {
-	rot, err := listRotated(dir)
+// lastRotatedSeq is the last seq in the set's newest rotated file that
+// has one, or 0.
+func (set fileSet) lastRotatedSeq(dir string) (uint64, error) {
+	rot, err := set.listRotated(dir)
 	if err != nil {
 		return 0, err
 	}

@@ -12,7 +12,7 @@ import (
 // first, the current one last.
 func fileSeqs(t *testing.T, dir string) (names []string, seqs [][]uint64, sizes []int64) {
 	t.Helper()
-	rot, err := listRotated(dir)
+	rot, err := writes.listRotated(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,7 @@ func TestRotation(t *testing.T) {
 			t.Errorf("%s: %d bytes, %d entries", name, sizes[i], len(seqs[i]))
 			continue
 		}
-		if r, ok := parseRotated(name); ok && r.seq != seqs[i][0] {
+		if r, ok := writes.parseRotated(name); ok && r.seq != seqs[i][0] {
 			t.Errorf("%s holds seqs from %d", name, seqs[i][0])
 		}
 		if next != 0 && seqs[i][0] != next {
@@ -91,12 +91,12 @@ func TestRotation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			lines, skipped, err := l.List(tt.since, tt.limit)
-			if err != nil || skipped != 0 {
-				t.Fatalf("List: %v, %d skipped", err, skipped)
+			pg, err := l.List(tt.since, ListOptions{Limit: tt.limit})
+			if err != nil || pg.Skipped != 0 {
+				t.Fatalf("List: %v, %d skipped", err, pg.Skipped)
 			}
 			var got []uint64
-			for _, line := range lines {
+			for _, line := range pg.Entries {
 				seq, _ := parseLine(line)
 				got = append(got, seq)
 			}
@@ -141,7 +141,7 @@ func TestRotationKeepsBatchTogether(t *testing.T) {
 func TestRotatedNames(t *testing.T) {
 	dir := t.TempDir()
 	for range 3 {
-		p, err := rotatedName(dir, 42)
+		p, err := writes.rotatedName(dir, 42)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -149,13 +149,13 @@ func TestRotatedNames(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := rotatedName(dir, 7)
+	p, err := writes.rotatedName(dir, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
 	os.WriteFile(p, nil, 0o600)
 	os.WriteFile(filepath.Join(dir, "audit-1.log"), nil, 0o600) // not a rotated file's name
-	rot, err := listRotated(dir)
+	rot, err := writes.listRotated(dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,17 +12,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// writer holds the current file. Only the writer goroutine uses it (and
-// Open, before that goroutine starts); every change to the files happens
-// under the exclusive lock on audit.lock.
+// writer holds the current file of each set. Only the writer goroutine
+// uses it (and Open, before that goroutine starts); every change to the
+// files happens under the exclusive lock on audit.lock.
 type writer struct {
 	l      *Log
 	lockf  *os.File
-	f      *os.File    // the current file, opened O_APPEND
+	files  [numClasses]setFile
+	last   uint64 // the highest seq in the files of both sets
+	opened bool   // the first look (at Open) is done
+}
+
+// setFile is the current file of one set.
+type setFile struct {
+	set    fileSet
+	f      *os.File    // opened O_APPEND
 	fi     os.FileInfo // f as this writer's last write left it; nil: look again
-	last   uint64      // the highest seq in the files
 	needNL bool        // the file ends in a line cut short: end it before writing
-	opened bool        // the first look (at Open) is done
 }
 
 var errNotWritten = errors.New("audit: entry not written")
@@ -30,6 +36,9 @@ var errNotWritten = errors.New("audit: entry not written")
 // open takes the first look at the files: the last seq, and a line cut
 // short by a crash, which it ends with a newline.
 func (w *writer) open() error {
+	for c := range w.files {
+		w.files[c].set = fileSets[c]
+	}
 	unlock, err := w.lock()
 	if err != nil {
 		return err
@@ -39,8 +48,12 @@ func (w *writer) open() error {
 		return err
 	}
 	w.opened = true
-	if w.needNL {
-		return w.flush([]byte{'\n'}, nil)
+	for c := range w.files {
+		if w.files[c].needNL {
+			if err := w.flush(c, []byte{'\n'}, nil); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -71,8 +84,16 @@ func (w *writer) commit(reqs []*request) {
 	}
 }
 
-// write assigns seqs and writes the lines of reqs under the lock, in as
-// few writes as rotation allows; each request's lines stay in one file.
+// batch is what one write puts in each set's file.
+type batch struct {
+	buf [numClasses][]byte
+	in  [numClasses][]*request // requests with lines in buf
+}
+
+// write assigns seqs, in order across both sets, and writes the lines of
+// reqs under the lock: each set's lines with one write and one sync, in
+// as few writes as rotation allows. A request's lines in one set stay in
+// one file.
 func (w *writer) write(reqs []*request) error {
 	unlock, err := w.lock()
 	if err != nil {
@@ -82,191 +103,239 @@ func (w *writer) write(reqs []*request) error {
 	if err := w.refresh(); err != nil {
 		return err
 	}
-	var buf []byte
-	if w.needNL {
-		buf = append(buf, '\n')
+	var b batch
+	for c := range w.files {
+		if w.files[c].needNL {
+			b.buf[c] = append(b.buf[c], '\n')
+		}
 	}
-	var inBuf []*request
 	for _, r := range reqs {
 		if len(r.lines) == 0 {
 			continue
 		}
-		start := len(buf)
-		r.seqs = make([]uint64, len(r.lines))
-		for i, rest := range r.lines {
-			r.seqs[i] = w.last + 1 + uint64(i)
-			buf = append(buf, `{"seq":`...)
-			buf = strconv.AppendUint(buf, r.seqs[i], 10)
-			buf = append(buf, rest...)
-			buf = append(buf, '\n')
+		if err := w.add(&b, r); err != nil {
+			return err
 		}
-		if size := w.fi.Size(); size+int64(len(buf)) > w.l.opt.MaxFileBytes && size+int64(start) > 0 {
-			// r would take the file past its limit: what came before r
-			// ends the current file.
-			if err := w.flush(buf[:start], inBuf); err != nil {
-				return err
-			}
-			if err := w.rotate(); err != nil {
-				return err
-			}
-			buf = buf[:copy(buf, buf[start:])]
-			inBuf = inBuf[:0]
+	}
+	for c := range w.files {
+		if err := w.flush(c, b.buf[c], b.in[c]); err != nil {
+			return err
 		}
-		w.last += uint64(len(r.lines))
-		inBuf = append(inBuf, r)
 	}
-	return w.flush(buf, inBuf)
-}
-
-// flush writes b with one write and syncs the file; then the lines of
-// reqs are on disk.
-func (w *writer) flush(b []byte, reqs []*request) error {
-	if len(b) == 0 {
-		return nil
-	}
-	if _, err := w.f.Write(b); err != nil {
-		w.fi = nil
-		return fmt.Errorf("write %s: %w", w.f.Name(), err)
-	}
-	w.l.writes.Add(1)
-	if err := w.l.opt.sync(w.f); err != nil {
-		w.fi = nil
-		return fmt.Errorf("sync %s: %w", w.f.Name(), err)
-	}
-	w.l.syncs.Add(1)
-	for _, r := range reqs {
-		r.ok = true
-		w.l.entries.Add(uint64(len(r.lines)))
-	}
-	if w.needNL {
-		w.needNL = false
-		w.l.repairs.Add(1)
-		w.l.log.Warn("audit log: ended a line cut short", "file", w.f.Name())
-	}
-	fi, err := w.f.Stat()
-	if err != nil {
-		// The lines are on disk; the next batch looks at the file again.
-		w.fi = nil
-		w.l.log.Warn("audit log: stat after write", "err", err)
-		return nil
-	}
-	w.fi = fi
 	return nil
 }
 
-// refresh makes sure w.f is the current file and, when the file is not as
-// this writer's last write left it (another process wrote or rotated it,
-// or a write failed), reads the last seq and the last byte again.
+// add puts r's lines in b, with their seqs; a set whose file r would
+// take past its limit is first flushed with what came before r, and
+// rotated.
+func (w *writer) add(b *batch, r *request) error {
+	var start [numClasses]int
+	for c := range start {
+		start[c] = len(b.buf[c])
+	}
+	r.seqs = make([]uint64, len(r.lines))
+	for i, rest := range r.lines {
+		c := r.class[i]
+		r.seqs[i] = w.last + 1 + uint64(i)
+		b.buf[c] = append(b.buf[c], `{"seq":`...)
+		b.buf[c] = strconv.AppendUint(b.buf[c], r.seqs[i], 10)
+		b.buf[c] = append(b.buf[c], rest...)
+		b.buf[c] = append(b.buf[c], '\n')
+	}
+	w.last += uint64(len(r.lines))
+	for c := range w.files {
+		if len(b.buf[c]) == start[c] {
+			continue
+		}
+		r.parts++
+		size := w.files[c].fi.Size()
+		if size+int64(len(b.buf[c])) > w.l.opt.MaxFileBytes && size+int64(start[c]) > 0 {
+			// r would take the file past its limit: what came before r
+			// ends the current file.
+			if err := w.flush(c, b.buf[c][:start[c]], b.in[c]); err != nil {
+				return err
+			}
+			if err := w.rotate(c); err != nil {
+				return err
+			}
+			b.buf[c] = b.buf[c][:copy(b.buf[c], b.buf[c][start[c]:])]
+			b.in[c] = b.in[c][:0]
+		}
+		b.in[c] = append(b.in[c], r)
+	}
+	return nil
+}
+
+// flush writes p to set c's file with one write and syncs it; then the
+// lines of reqs in that set are on disk, and a request whose every set is
+// on disk is done.
+func (w *writer) flush(c int, p []byte, reqs []*request) error {
+	if len(p) == 0 {
+		return nil
+	}
+	sf := &w.files[c]
+	if _, err := sf.f.Write(p); err != nil {
+		sf.fi = nil
+		return fmt.Errorf("write %s: %w", sf.f.Name(), err)
+	}
+	w.l.writes.Add(1)
+	if err := w.l.opt.SyncFile(sf.f); err != nil {
+		sf.fi = nil
+		return fmt.Errorf("sync %s: %w", sf.f.Name(), err)
+	}
+	w.l.syncs.Add(1)
+	for _, r := range reqs {
+		if r.parts--; r.parts == 0 {
+			r.ok = true
+			w.l.entries.Add(uint64(len(r.lines)))
+		}
+	}
+	if sf.needNL {
+		sf.needNL = false
+		w.l.repairs.Add(1)
+		w.l.log.Warn("audit log: ended a line cut short", "file", sf.f.Name())
+	}
+	fi, err := sf.f.Stat()
+	if err != nil {
+		// The lines are on disk; the next batch looks at the file again.
+		sf.fi = nil
+		w.l.log.Warn("audit log: stat after write", "err", err)
+		return nil
+	}
+	sf.fi = fi
+	return nil
+}
+
+// refresh makes sure each set's file is its current file and, when one is
+// not as this writer's last write left it (another process wrote or
+// rotated it, or a write failed), reads the last seq and the last byte
+// again. Both sets are looked at: another process's entries in either
+// take seqs.
 func (w *writer) refresh() error {
-	path := filepath.Join(w.l.dir, fileName)
+	for c := range w.files {
+		if err := w.refreshSet(c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *writer) refreshSet(c int) error {
+	sf := &w.files[c]
+	path := filepath.Join(w.l.dir, sf.set.current)
 	st, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		if err := w.create(); err != nil {
+		if err := w.create(c); err != nil {
 			return err
 		}
 	case err != nil:
 		return err
-	case w.f == nil || w.fi == nil || !os.SameFile(st, w.fi):
+	case sf.f == nil || sf.fi == nil || !os.SameFile(st, sf.fi):
 		f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND, 0)
 		if err != nil {
 			return err
 		}
-		w.setFile(f)
-	case st.Size() == w.fi.Size() && st.ModTime().Equal(w.fi.ModTime()):
+		sf.setFile(f)
+	case st.Size() == sf.fi.Size() && st.ModTime().Equal(sf.fi.ModTime()):
 		return nil
 	}
 	if w.opened {
 		w.l.resyncs.Add(1)
 	}
-	return w.resync()
+	return w.resync(c)
 }
 
-// resync reads the last seq (from the current file, or the newest rotated
-// file that has one) and whether the file ends in a newline.
-func (w *writer) resync() error {
-	fi, err := w.f.Stat()
+// resync reads set c's last seq (from its current file, or its newest
+// rotated file that has one) and whether the file ends in a newline.
+func (w *writer) resync(c int) error {
+	sf := &w.files[c]
+	fi, err := sf.f.Stat()
 	if err != nil {
 		return err
 	}
-	last, found, err := lastSeqOf(w.f, fi.Size())
+	last, found, err := lastSeqOf(sf.f, fi.Size())
 	if err != nil {
-		return fmt.Errorf("read %s: %w", w.f.Name(), err)
+		return fmt.Errorf("read %s: %w", sf.f.Name(), err)
 	}
 	if !found {
-		if last, err = lastRotatedSeq(w.l.dir); err != nil {
+		if last, err = sf.set.lastRotatedSeq(w.l.dir); err != nil {
 			return err
 		}
 	}
 	w.last = max(w.last, last)
-	w.needNL = false
+	sf.needNL = false
 	if fi.Size() > 0 {
 		b := make([]byte, 1)
-		if _, err := w.f.ReadAt(b, fi.Size()-1); err != nil {
-			return fmt.Errorf("read %s: %w", w.f.Name(), err)
+		if _, err := sf.f.ReadAt(b, fi.Size()-1); err != nil {
+			return fmt.Errorf("read %s: %w", sf.f.Name(), err)
 		}
-		w.needNL = b[0] != '\n'
+		sf.needNL = b[0] != '\n'
 	}
-	w.fi = fi
+	sf.fi = fi
 	w.l.lastSeq.Store(w.last)
 	return nil
 }
 
-// create creates the current file and syncs the directory, which also
+// create creates set c's current file and syncs the directory, which also
 // makes a rename that came before it durable.
-func (w *writer) create() error {
-	f, err := os.OpenFile(filepath.Join(w.l.dir, fileName), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
+func (w *writer) create(c int) error {
+	sf := &w.files[c]
+	f, err := os.OpenFile(filepath.Join(w.l.dir, sf.set.current), os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return err
 	}
-	w.setFile(f)
+	sf.setFile(f)
 	return atomicfile.SyncDir(w.l.dir)
 }
 
-func (w *writer) setFile(f *os.File) {
-	if w.f != nil {
-		w.f.Close()
+func (sf *setFile) setFile(f *os.File) {
+	if sf.f != nil {
+		sf.f.Close()
 	}
-	w.f, w.fi = f, nil
+	sf.f, sf.fi = f, nil
 }
 
-// rotate renames the current file after its first seq, starts a new one
-// and deletes the oldest rotated files beyond KeepFiles.
-func (w *writer) rotate() error {
-	first, found, err := firstSeqOf(w.f)
+// rotate renames set c's current file after its first seq, starts a new
+// one and deletes the set's oldest rotated files beyond KeepFiles. The
+// other set is not touched: no volume of writes rotates a kept entry away.
+func (w *writer) rotate(c int) error {
+	sf := &w.files[c]
+	first, found, err := firstSeqOf(sf.f)
 	if err != nil {
-		return fmt.Errorf("rotate: read %s: %w", w.f.Name(), err)
+		return fmt.Errorf("rotate: read %s: %w", sf.f.Name(), err)
 	}
 	if !found {
 		// No line has a seq: name it after the next one.
 		first = w.last + 1
 	}
-	name, err := rotatedName(w.l.dir, first)
+	name, err := sf.set.rotatedName(w.l.dir, first)
 	if err != nil {
 		return fmt.Errorf("rotate: %w", err)
 	}
-	w.fi = nil
-	if err := os.Rename(filepath.Join(w.l.dir, fileName), name); err != nil {
+	sf.fi = nil
+	if err := os.Rename(filepath.Join(w.l.dir, sf.set.current), name); err != nil {
 		return fmt.Errorf("rotate: %w", err)
 	}
 	w.l.rotations.Add(1)
-	if err := w.create(); err != nil {
+	if err := w.create(c); err != nil {
 		return fmt.Errorf("rotate: %w", err)
 	}
-	fi, err := w.f.Stat()
+	fi, err := sf.f.Stat()
 	if err != nil {
 		return fmt.Errorf("rotate: %w", err)
 	}
-	w.fi, w.needNL = fi, false
+	sf.fi, sf.needNL = fi, false
 	w.l.log.Info("audit log rotated", "file", filepath.Base(name), "firstSeq", first)
-	w.prune()
+	w.prune(sf.set)
 	return nil
 }
 
-// prune deletes the oldest rotated files beyond KeepFiles. A failure is
-// logged, not returned: the entries are safe, the disk only fuller.
-func (w *writer) prune() {
-	rot, err := listRotated(w.l.dir)
+// prune deletes the set's oldest rotated files beyond KeepFiles. A
+// failure is logged, not returned: the entries are safe, the disk only
+// fuller.
+func (w *writer) prune(set fileSet) {
+	rot, err := set.listRotated(w.l.dir)
 	if err != nil {
 		w.l.log.Warn("audit log: list rotated files", "err", err)
 		return
@@ -293,9 +362,11 @@ func (w *writer) lock() (unlock func(), err error) {
 }
 
 func (w *writer) close() error {
-	var err error
-	if w.f != nil {
-		err = w.f.Close()
+	var errs []error
+	for c := range w.files {
+		if f := w.files[c].f; f != nil {
+			errs = append(errs, f.Close())
+		}
 	}
-	return errors.Join(err, w.lockf.Close())
+	return errors.Join(append(errs, w.lockf.Close())...)
 }
