@@ -153,7 +153,10 @@ func moduleVersion() string {
 	return "(devel)"
 }
 
-// Init returns the Hub's answer to hal/initialize.
+// Init returns the Hub's answer to hal/initialize. Its Stopped is the
+// emergency stop in force when the connection was made (nil if none): a
+// stop engaged earlier, or latched by an earlier run of the gateway, of
+// which no hal/stopped will come.
 func (c *Conn) Init() openhal.InitializeResult { return c.init }
 
 // URL returns the URL the connection was dialled with.
