@@ -60,7 +60,7 @@ func (th *testHub) serveUnix(t *testing.T) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ln.Close() })
-	go th.hub.ServeLines(th.hub.Guard("unix", ln))
+	go th.hub.ServeLines(th.hub.Guard("unix", ln, nil))
 	return path
 }
 

@@ -1,6 +1,7 @@
 package halhub
 
 import (
+	"crypto/tls"
 	"errors"
 	"net"
 	"sort"
@@ -17,6 +18,11 @@ const (
 	acceptBackoffMax = time.Second
 )
 
+// acceptProbe is how long an accept after a back-off may wait without
+// error before the listener counts as accepting again: it could take a
+// descriptor, and no peer was waiting.
+const acceptProbe = 100 * time.Millisecond
+
 // guardedListener is a listener of the Hub's (spec §2): it admits each
 // connection to the budget of connections not yet authenticated, or
 // closes it at once; and it outlives errors at accept that are not the
@@ -26,6 +32,7 @@ type guardedListener struct {
 	net.Listener
 	name string
 	hub  *Hub
+	tls  *tls.Config // nil: plain
 
 	done      chan struct{} // closed by Close: a back-off wait ends
 	closeOnce sync.Once
@@ -34,21 +41,26 @@ type guardedListener struct {
 	delay    time.Duration // the current back-off; 0 while accepting
 	since    time.Time     // when accept began to fail
 	failures int           // failed accepts since then
+	probing  bool          // the accept after a back-off has a deadline; accept goroutine only
 }
 
+// deadliner is a listener whose Accept can be given a deadline
+// (*net.TCPListener, *net.UnixListener).
+type deadliner interface{ SetDeadline(time.Time) error }
+
 // Guard returns ln guarded as the Hub's listener called name ("tcp",
-// "http", ...): Accept admits each connection to the budget of
-// connections not yet authenticated (Limits.MaxUnauthenticated and
-// MaxUnauthenticatedPerPeer; a Unix socket's peers by uid), closing at
-// once those past it, and it returns an error only once ln is closed: an
-// error that is not the peer's backs off and accepts again, and /healthz
-// answers 503 naming "listener <name>" until an accept succeeds. Closing
-// the returned listener closes ln and ends a back-off at once.
-//
-// For HTTPS put Guard under TLS (tls.NewListener(h.Guard(...))), so that
-// HTTPServer sees the TLS connections; ServeLines takes either.
-func (h *Hub) Guard(name string, ln net.Listener) net.Listener {
-	g := &guardedListener{Listener: ln, name: name, hub: h, done: make(chan struct{})}
+// "http", ...), with TLS over the guard when tc is not nil. Accept admits
+// each connection to the budget of connections not yet authenticated
+// (Limits.MaxUnauthenticated and MaxUnauthenticatedPerPeer; a Unix
+// socket's peers by uid), closing at once those past it, and it returns
+// an error only once ln is closed: an error that is not the peer's backs
+// off (5 ms doubling to 1 s) and accepts again, and /healthz answers 503
+// naming "listener <name>" until the listener accepts again (a connection,
+// or an accept that waits 100 ms without error). Closing the returned
+// listener closes ln and ends a back-off at once. Serve the result with
+// ServeLines or HTTPServer.
+func (h *Hub) Guard(name string, ln net.Listener, tc *tls.Config) net.Listener {
+	g := &guardedListener{Listener: ln, name: name, hub: h, tls: tc, done: make(chan struct{})}
 	h.mu.Lock()
 	h.guards[g] = struct{}{}
 	h.mu.Unlock()
@@ -60,23 +72,41 @@ func (h *Hub) Guard(name string, ln net.Listener) net.Listener {
 func (g *guardedListener) Accept() (net.Conn, error) {
 	for {
 		c, err := g.Listener.Accept()
-		if err != nil {
-			if g.isClosed() || errors.Is(err, net.ErrClosed) {
-				return nil, err
+		if err == nil {
+			g.accepting()
+			if gc := g.hub.admitConn(c); gc != nil {
+				if g.tls != nil {
+					return tls.Server(gc, g.tls), nil
+				}
+				return gc, nil
 			}
-			if peersFault(err) {
-				continue // that connection is gone; the next may be fine
-			}
-			if !g.backOff(err) {
-				return nil, net.ErrClosed
-			}
+			c.Close()
 			continue
 		}
-		g.accepting()
-		if gc := g.hub.admitConn(c); gc != nil {
-			return gc, nil
+		if g.isClosed() || errors.Is(err, net.ErrClosed) {
+			return nil, err
 		}
-		c.Close()
+		var ne net.Error
+		switch {
+		case g.probing && errors.As(err, &ne) && ne.Timeout():
+			g.accepting() // it waited without error: it can accept
+		case peersFault(err):
+			// That connection is gone; the next may be fine.
+		case !g.backOff(err):
+			return nil, net.ErrClosed
+		default:
+			g.probe()
+		}
+	}
+}
+
+// probe gives the accept after a back-off a short deadline, where the
+// listener allows one: an accept that neither fails nor finds a peer
+// within it shows that the listener can accept again even if nobody
+// connects.
+func (g *guardedListener) probe() {
+	if d, ok := g.Listener.(deadliner); ok && d.SetDeadline(time.Now().Add(acceptProbe)) == nil {
+		g.probing = true
 	}
 }
 
@@ -125,8 +155,12 @@ func (g *guardedListener) backOff(err error) bool {
 	}
 }
 
-// accepting notes a successful accept: a back-off is over.
+// accepting notes that the listener accepts: a back-off is over.
 func (g *guardedListener) accepting() {
+	if g.probing {
+		g.probing = false
+		g.Listener.(deadliner).SetDeadline(time.Time{})
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.delay == 0 {

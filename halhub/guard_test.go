@@ -43,6 +43,39 @@ func (l *scriptedListener) Accept() (net.Conn, error) {
 func (l *scriptedListener) Close() error   { l.once.Do(func() { close(l.closed) }); return nil }
 func (l *scriptedListener) Addr() net.Addr { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1} }
 
+// probedListener is a scriptedListener whose Accept can be given a
+// deadline, as a *net.TCPListener's can.
+type probedListener struct {
+	*scriptedListener
+	mu       sync.Mutex
+	deadline time.Time
+}
+
+func (l *probedListener) SetDeadline(t time.Time) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.deadline = t
+	return nil
+}
+
+func (l *probedListener) Accept() (net.Conn, error) {
+	l.mu.Lock()
+	deadline := l.deadline
+	l.mu.Unlock()
+	if deadline.IsZero() {
+		return l.scriptedListener.Accept()
+	}
+	select {
+	case v := <-l.next:
+		if c, ok := v.(net.Conn); ok {
+			return c, nil
+		}
+		return nil, v.(error)
+	case <-time.After(time.Until(deadline)):
+		return nil, &net.OpError{Op: "accept", Net: "tcp", Err: os.ErrDeadlineExceeded}
+	}
+}
+
 // acceptErr is an accept error as the net package returns it.
 func acceptErr(errno syscall.Errno) error {
 	return &net.OpError{Op: "accept", Net: "tcp", Err: os.NewSyscallError("accept4", errno)}
@@ -59,7 +92,7 @@ func TestListenerSurvivesAcceptErrors(t *testing.T) {
 	ln := newScriptedListener()
 	served := make(chan error, 1)
 	base := clk.Pending()
-	go func() { served <- th.hub.ServeLines(th.hub.Guard("scripted", ln)) }()
+	go func() { served <- th.hub.ServeLines(th.hub.Guard("scripted", ln, nil)) }()
 	healthz := func() (int, string) {
 		resp, err := http.Get(th.httpURL + "/healthz")
 		if err != nil {
@@ -123,7 +156,7 @@ func TestListenerPassesPeerErrors(t *testing.T) {
 	clk := clocktest.NewFake(time.Unix(1000, 0))
 	th := newTestHub(t, func(o *Options) { o.Clock = clk })
 	ln := newScriptedListener()
-	g := th.hub.Guard("tcp", ln)
+	g := th.hub.Guard("tcp", ln, nil)
 	defer g.Close()
 	accepted := make(chan net.Conn, 1)
 	go func() {
@@ -150,7 +183,7 @@ func TestListenerCloseDuringBackOff(t *testing.T) {
 	clk := clocktest.NewFake(time.Unix(1000, 0))
 	th := newTestHub(t, func(o *Options) { o.Clock = clk })
 	ln := newScriptedListener()
-	g := th.hub.Guard("unix", ln)
+	g := th.hub.Guard("unix", ln, nil)
 	done := make(chan error, 1)
 	go func() { _, err := g.Accept(); done <- err }()
 	ln.next <- acceptErr(syscall.EMFILE)
@@ -181,4 +214,35 @@ func (th *testHub) guardNamed(t *testing.T, name string) *guardedListener {
 	}
 	t.Fatalf("no listener %s", name)
 	return nil
+}
+
+// After a back-off, a listener that can accept again counts as accepting
+// even if nobody connects: its accept waits a short while without error.
+// (On Linux an accept with no descriptor left fails at once, whether or
+// not a peer waits.)
+func TestListenerRecoversWithoutPeers(t *testing.T) {
+	clk := clocktest.NewFake(time.Unix(1000, 0))
+	th := newTestHub(t, func(o *Options) { o.Clock = clk })
+	ln := &probedListener{scriptedListener: newScriptedListener()}
+	base := clk.Pending()
+	g := th.hub.Guard("probed", ln, nil)
+	defer g.Close()
+	go g.Accept()
+	ln.next <- acceptErr(syscall.EMFILE)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := clk.WaitPending(ctx, base+1); err != nil {
+		t.Fatal(err)
+	}
+	if down := th.hub.listenersDown(); len(down) != 1 {
+		t.Fatalf("listeners down: %v", down)
+	}
+	clk.Advance(acceptBackoffMin)
+	waitFor(t, 5*time.Second, "the listener to count as accepting", func() bool { return len(th.hub.listenersDown()) == 0 })
+	ln.mu.Lock()
+	deadline := ln.deadline
+	ln.mu.Unlock()
+	if !deadline.IsZero() {
+		t.Errorf("the probe's deadline %v is left on the listener", deadline)
+	}
 }

@@ -58,7 +58,7 @@ func newTestHub(t *testing.T, configure ...func(*Options)) *testHub {
 	go h.ServeLines(ln)
 	srv := httptest.NewUnstartedServer(nil)
 	srv.Config = h.HTTPServer(HTTPOptions{})
-	srv.Listener = h.Guard("http", srv.Listener)
+	srv.Listener = h.Guard("http", srv.Listener, nil)
 	srv.Start()
 	th.tcpAddr = ln.Addr().String()
 	th.httpURL = srv.URL

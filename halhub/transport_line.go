@@ -25,7 +25,7 @@ type lineTransport struct {
 // instead of ending the listener.
 func (h *Hub) ServeLines(ln net.Listener) error {
 	if _, ok := ln.(*guardedListener); !ok {
-		ln = h.Guard(ln.Addr().Network(), ln)
+		ln = h.Guard(ln.Addr().Network(), ln, nil)
 	}
 	defer ln.Close() // a guarded listener leaves /healthz's list
 	for {

@@ -414,7 +414,7 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 		if t.secure {
 			tc = tlsConf
 		}
-		ln, activated, err := listenTCP(ctx, sockets, t.name, t.addr, tc, hub, t.web)
+		ln, activated, err := listenTCP(ctx, sockets, t.name, t.addr, tc, hub)
 		if err != nil {
 			return nil, err
 		}
@@ -442,7 +442,7 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 		if err != nil {
 			return nil, err
 		}
-		ln = hub.Guard("unix", ln)
+		ln = hub.Guard("unix", ln, nil)
 		go serveLines(hub, ln, log)
 		closers = append(closers, func() { ln.Close() })
 		log.Info("listening", "transport", "unix", "url", "unix://"+l.Unix, "addr", l.Unix, "group", group)
@@ -450,26 +450,16 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 	return stop, nil
 }
 
-// listenTCP takes the socket systemd passed as name, or listens at addr;
-// with TLS when tc is not nil; guarded by the Hub (admission, accept that
-// survives errors), under TLS for the web listeners (so that the HTTP
-// server sees TLS connections) and over it for the line listeners. name
-// is the listener's name in the configuration, and the socket unit's
-// FileDescriptorName.
-func listenTCP(ctx context.Context, sockets *systemd.Sockets, name, addr string, tc *tls.Config, hub *halhub.Hub, web bool) (_ net.Listener, activated bool, _ error) {
+// listenTCP takes the socket systemd passed as name, or listens at addr,
+// guarded by the Hub (admission, an accept that survives errors), with
+// TLS over the guard when tc is not nil. name is the listener's name in
+// the configuration, and the socket unit's FileDescriptorName.
+func listenTCP(ctx context.Context, sockets *systemd.Sockets, name, addr string, tc *tls.Config, hub *halhub.Hub) (_ net.Listener, activated bool, _ error) {
 	ln, activated, err := sockets.Listen(ctx, name, "tcp", addr)
 	if err != nil {
 		return nil, false, err
 	}
-	switch {
-	case tc == nil:
-		ln = hub.Guard(name, ln)
-	case web:
-		ln = tls.NewListener(hub.Guard(name, ln), tc)
-	default:
-		ln = hub.Guard(name, tls.NewListener(ln, tc))
-	}
-	return ln, activated, nil
+	return hub.Guard(name, ln, tc), activated, nil
 }
 
 // loadCertificate returns the certificate of the TLS listeners: the
