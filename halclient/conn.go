@@ -135,6 +135,12 @@ func (c *Conn) initialize(ctx context.Context, opt Options) error {
 	}
 	var res openhal.InitializeResult
 	if err := c.Call(ctx, openhal.MethodInitialize, params, &res); err != nil {
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) && ctx.Err() == nil {
+			// The hub closes at once a connection past its budget of
+			// connections not yet authenticated (openhal-0.1 §2).
+			return fmt.Errorf("%w before answering hal/initialize (too many connections waiting to authenticate from this address? try again)", err)
+		}
 		return Describe(err, openhal.MethodInitialize, "")
 	}
 	if res.ProtocolVersion != openhal.Version {
