@@ -36,21 +36,15 @@ func (h *Hub) ServeLines(ln net.Listener) error {
 			}
 			return err
 		}
-		peer := hostOf(c.RemoteAddr().String())
-		g := guardedOf(c)
-		if g != nil {
-			peer = g.peer
-		}
+		g := guardedOf(c) // a guarded listener's connection is one, or runs over one
 		tr := &lineTransport{
 			c:    c,
 			lr:   jsonrpc.NewLineReader(c, h.opt.Limits.InitMessageBytes),
 			bw:   bufio.NewWriterSize(c, 16<<10),
-			addr: peer,
+			addr: g.peer,
 		}
 		s := newSession(h, tr, "")
-		if g != nil {
-			s.ticket = g.ticket
-		}
+		s.ticket = g.ticket
 		h.register(s)
 		go s.serve()
 	}
