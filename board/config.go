@@ -105,6 +105,21 @@ type Limits struct {
 	// address, before it is rate limited (a sliding window).
 	AuthFailures int           `yaml:"authFailures"`
 	AuthWindow   time.Duration `yaml:"authWindow"`
+
+	// Connections not yet authenticated hold no connection slot; they are
+	// bounded on their own, per peer (remote address; peer uid on the
+	// Unix socket) and in all, on the network listeners together and on
+	// the Unix socket apart. More are closed at accept.
+	MaxUnauthenticated        int `yaml:"maxUnauthenticated"`
+	MaxUnauthenticatedPerPeer int `yaml:"maxUnauthenticatedPerPeer"`
+	// InitMessageBytes is the largest message before hal/initialize
+	// succeeds (at most MaxMessageBytes).
+	InitMessageBytes int `yaml:"initMessageBytes"`
+	// HTTPIdleTimeout closes HTTP keep-alive connections idle this long.
+	HTTPIdleTimeout time.Duration `yaml:"httpIdleTimeout"`
+	// AuthTrackedPeers bounds the peers whose failed tokens are counted;
+	// past it, new peers share one count.
+	AuthTrackedPeers int `yaml:"authTrackedPeers"`
 }
 
 //go:embed default.yaml

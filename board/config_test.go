@@ -22,6 +22,8 @@ func TestDefault(t *testing.T) {
 				MaxMessageBytes: 262144, MaxInFlight: 32, MaxConnections: 64,
 				AdminReserve: 4, InitTimeout: 10 * time.Second, QueueLength: 1024,
 				AuthFailures: 5, AuthWindow: time.Minute,
+				MaxUnauthenticated: 64, MaxUnauthenticatedPerPeer: 8, InitMessageBytes: 16384,
+				HTTPIdleTimeout: time.Minute, AuthTrackedPeers: 4096,
 			},
 			SafeOnShutdown: true,
 		},
@@ -62,6 +64,11 @@ hub:
     adminReserve: 0
     initTimeout: 1m30s
     queueLength: 16
+    maxUnauthenticated: 32
+    maxUnauthenticatedPerPeer: 2
+    initMessageBytes: 4096
+    httpIdleTimeout: 5s
+    authTrackedPeers: 100
   metricsPublic: true
   safeOnShutdown: false
 sim:
@@ -75,7 +82,9 @@ sim:
 				Listen:      ListenConfig{HTTP: "[::1]:8080", TCP: ":9000", Unix: "/run/gateway/hal.sock"},
 				Limits: Limits{MaxMessageBytes: 65536, MaxInFlight: 8, MaxConnections: 1000,
 					AdminReserve: 0, InitTimeout: 90 * time.Second, QueueLength: 16,
-					AuthFailures: 5, AuthWindow: time.Minute},
+					AuthFailures: 5, AuthWindow: time.Minute,
+					MaxUnauthenticated: 32, MaxUnauthenticatedPerPeer: 2, InitMessageBytes: 4096,
+					HTTPIdleTimeout: 5 * time.Second, AuthTrackedPeers: 100},
 				MetricsPublic: true,
 			}
 			c.Sim = sim.Config{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
@@ -172,6 +181,13 @@ func TestParseErrors(t *testing.T) {
 		{"zero queue", lim("    queueLength: 0\n"), "hub.limits.queueLength: must be positive, got 0"},
 		{"zero auth failures", lim("    authFailures: 0\n"), "hub.limits.authFailures: must be positive, got 0"},
 		{"negative duration", lim("    initTimeout: -1s\n"), "hub.limits.initTimeout: must be a positive duration, got -1s"},
+		{"auth failures too many", lim("    authFailures: 101\n"), "hub.limits.authFailures: must be at most 100, got 101"},
+		{"zero tracked peers", lim("    authTrackedPeers: 0\n"), "hub.limits.authTrackedPeers: must be positive, got 0"},
+		{"tracked peers too many", lim("    authTrackedPeers: 100001\n"), "hub.limits.authTrackedPeers: must be at most 100000, got 100001"},
+		{"zero unauthenticated", lim("    maxUnauthenticated: 0\n"), "hub.limits.maxUnauthenticated: must be positive, got 0"},
+		{"zero unauthenticated per peer", lim("    maxUnauthenticatedPerPeer: 0\n"), "hub.limits.maxUnauthenticatedPerPeer: must be positive, got 0"},
+		{"init message too small", lim("    initMessageBytes: 100\n"), "hub.limits.initMessageBytes: must be at least 1024, got 100"},
+		{"zero idle timeout", lim("    httpIdleTimeout: 0s\n"), "hub.limits.httpIdleTimeout: must be a positive duration, got 0s"},
 		{"zero interval", sim("  meterInterval: 0s\n"), "sim.meterInterval: must be a positive duration, got 0s"},
 		{"zero poll", sim("  pollInterval: 0s\n"), "sim.pollInterval: must be a positive duration, got 0s"},
 		{"threshold too small", sim("  temperatureThreshold: 0\n"), "sim.temperatureThreshold: must be at least 0.001, got 0"},

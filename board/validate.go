@@ -172,6 +172,39 @@ func (v *validator) limits(l Limits) {
 	positive("hub.limits.queueLength", l.QueueLength)
 	positive("hub.limits.authFailures", l.AuthFailures)
 	v.duration("hub.limits.authWindow", l.AuthWindow)
+	v.admissionLimits(l)
+}
+
+// MaxAuthFailures and MaxAuthTrackedPeers bound the memory of the limiter
+// of failed tokens: each peer it tracks keeps its last authFailures times.
+const (
+	MaxAuthFailures     = 100
+	MaxAuthTrackedPeers = 100_000
+)
+
+// admissionLimits checks the limits of connections not yet authenticated
+// (openhal-0.1 §2, §3).
+func (v *validator) admissionLimits(l Limits) {
+	atMost := func(path string, n, most int) {
+		switch {
+		case n <= 0:
+			v.add(path, "must be positive, got %d", n)
+		case n > most:
+			v.add(path, "must be at most %d, got %d", most, n)
+		}
+	}
+	if l.AuthFailures > MaxAuthFailures {
+		v.add("hub.limits.authFailures", "must be at most %d, got %d", MaxAuthFailures, l.AuthFailures)
+	}
+	atMost("hub.limits.authTrackedPeers", l.AuthTrackedPeers, MaxAuthTrackedPeers)
+	atMost("hub.limits.maxUnauthenticated", l.MaxUnauthenticated, math.MaxInt32)
+	atMost("hub.limits.maxUnauthenticatedPerPeer", l.MaxUnauthenticatedPerPeer, math.MaxInt32)
+	// Above maxMessageBytes it is taken as maxMessageBytes: a file that
+	// lowers maxMessageBytes alone stays valid.
+	if l.InitMessageBytes < MinMessageBytes {
+		v.add("hub.limits.initMessageBytes", "must be at least %d, got %d", MinMessageBytes, l.InitMessageBytes)
+	}
+	v.duration("hub.limits.httpIdleTimeout", l.HTTPIdleTimeout)
 }
 
 func (v *validator) simBoard(s sim.Config) {

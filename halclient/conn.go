@@ -135,6 +135,12 @@ func (c *Conn) initialize(ctx context.Context, opt Options) error {
 	}
 	var res openhal.InitializeResult
 	if err := c.Call(ctx, openhal.MethodInitialize, params, &res); err != nil {
+		var je *jsonrpc.Error
+		if !errors.As(err, &je) && ctx.Err() == nil {
+			// The hub closes at once a connection past its budget of
+			// connections not yet authenticated (openhal-0.1 §2).
+			return fmt.Errorf("%w before answering hal/initialize (too many connections waiting to authenticate from this address? try again)", err)
+		}
 		return Describe(err, openhal.MethodInitialize, "")
 	}
 	if res.ProtocolVersion != openhal.Version {
@@ -153,7 +159,10 @@ func moduleVersion() string {
 	return "(devel)"
 }
 
-// Init returns the Hub's answer to hal/initialize.
+// Init returns the Hub's answer to hal/initialize. Its Stopped is the
+// emergency stop in force when the connection was made (nil if none): a
+// stop engaged earlier, or latched by an earlier run of the gateway, of
+// which no hal/stopped will come.
 func (c *Conn) Init() openhal.InitializeResult { return c.init }
 
 // URL returns the URL the connection was dialled with.

@@ -545,3 +545,27 @@ func scriptedHub(t *testing.T, transport string, result func(method string) any)
 	}()
 	return network + "://" + l.Addr().String(), got
 }
+
+// TestDialClosedBeforeInitialize: a hub that closes the connection
+// without answering hal/initialize — as the gateway does past its budget
+// of connections not yet authenticated — is named as such.
+func TestDialClosedBeforeInitialize(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	_, err = halclient.Dial(testCtx(t), "tcp://"+ln.Addr().String(), halclient.Options{Token: "gw_x"})
+	if err == nil || !strings.Contains(err.Error(), "before answering hal/initialize (too many connections waiting to authenticate") {
+		t.Fatalf("Dial = %v", err)
+	}
+}

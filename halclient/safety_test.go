@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"gateway/device"
 	"gateway/halclient"
@@ -231,5 +232,36 @@ func TestAuditRange(t *testing.T) {
 				t.Fatalf("AuditRange(%d, %d): entry %d is %.60s", tc.since, tc.limit, i, raw)
 			}
 		}
+	}
+}
+
+// TestInitStopped: a client that connects while the emergency stop is
+// engaged learns of it from the hal/initialize answer (who, why, when),
+// on every transport; after the resume, Stopped is nil.
+func TestInitStopped(t *testing.T) {
+	hub := newTestHub(t)
+	urls := []string{hub.Listen("ws"), hub.Listen("tcp"), hub.Listen("unix")}
+	ctx := testCtx(t)
+	for _, url := range urls {
+		if st := dial(t, url, hub.Agent).Init().Stopped; st != nil {
+			t.Errorf("%s: Stopped = %+v before any stop", url, st)
+		}
+	}
+	before := time.Now().Add(-time.Second)
+	if _, err := dial(t, urls[0], hub.Agent).Stop(ctx, "smoke"); err != nil {
+		t.Fatal(err)
+	}
+	for _, url := range urls {
+		st := dial(t, url, hub.Admin).Init().Stopped
+		if st == nil || st.Principal.Kind != openhal.KindAgent || st.Reason != "smoke" || st.TS.Before(before) || st.TS.After(time.Now()) {
+			t.Errorf("%s: Stopped = %+v, want the agent's stop", url, st)
+		}
+	}
+	admin := dial(t, urls[1], hub.Admin)
+	if err := admin.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := dial(t, urls[2], hub.Agent).Init().Stopped; st != nil {
+		t.Errorf("Stopped = %+v after the resume", st)
 	}
 }

@@ -142,7 +142,7 @@ func TestAuditFailureIsAnError(t *testing.T) {
 }
 
 // UNAUTHORIZED answers are recorded; rate-limited ones are counted, and
-// the count is recorded when the address is let in again.
+// the count is recorded a window later (auth_test.go has the rest).
 func TestAuditUnauthorized(t *testing.T) {
 	log, opt := withAudit(t)
 	b := newBench(t, opt)

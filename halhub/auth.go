@@ -2,8 +2,6 @@ package halhub
 
 import (
 	"encoding/json"
-	"sync"
-	"time"
 
 	"gateway/halhub/audit"
 	"gateway/halhub/token"
@@ -13,121 +11,67 @@ import (
 
 // authenticate finds the token's entry. The token comes from the
 // transport (a WebSocket's bearer header) or from params.token; both given
-// and different is UNAUTHORIZED. Failures are counted per remote address,
-// and past the limit answered at once without a lookup.
-func (s *session) authenticate(rawToken json.RawMessage) (token.Entry, string, *jsonrpc.Error) {
+// and different is UNAUTHORIZED. The token is always looked up first (one
+// hash): a valid token is admitted whatever its peer did before, so that
+// no flood of bad tokens keeps an operator out (spec §3). A failure is
+// counted against the peer; past the limit it is answered rate_limited,
+// counted rather than recorded, and closeNow asks for the connection to be
+// closed.
+func (s *session) authenticate(rawToken json.RawMessage) (_ token.Entry, tok string, _ *jsonrpc.Error, closeNow bool) {
 	h := s.hub
-	addr := s.tr.remote()
-	if h.auth.limited(addr) {
-		// Counted, not recorded one by one: a flood must not flood the
-		// audit log. The count is recorded when the address is let in
-		// again (spec §10).
-		h.stats.unauthorized.Add(1)
-		return token.Entry{}, "", errorf(openhal.CodeUnauthorized, "rate_limited", "too many failed attempts from %s; try again later", addr)
-	}
-	h.recordRateLimited(addr)
-	fail := func(reason, msg string) (token.Entry, string, *jsonrpc.Error) {
-		h.auth.fail(addr)
-		h.stats.unauthorized.Add(1)
-		e := errorf(openhal.CodeUnauthorized, reason, "%s", msg)
-		if err := h.record(audit.Entry{Principal: anonymous(addr), Action: "initialize", Outcome: "unauthorized", Reason: reason}); err != nil {
-			return token.Entry{}, "", errAuditFailed(err)
+	tok, reason, msg := s.presentedToken(rawToken)
+	if reason == "" {
+		if e, ok := h.tokens.Load().Lookup(tok); ok {
+			return e, tok, nil, false
 		}
-		return token.Entry{}, "", e
+		reason, msg = "token_unknown", "unknown or revoked token"
 	}
+	peer := s.tr.remote()
+	h.stats.unauthorized.Add(1)
+	if h.auth.fail(peer) {
+		h.stats.rateLimited.Add(1)
+		return token.Entry{}, "", errorf(openhal.CodeUnauthorized, "rate_limited",
+			"too many failed attempts from %s; this connection is closed", peer), true
+	}
+	if err := h.record(audit.Entry{Principal: anonymous(peer), Action: "initialize", Outcome: "unauthorized", Reason: reason}); err != nil {
+		return token.Entry{}, "", errAuditFailed(err), false
+	}
+	return token.Entry{}, "", errorf(openhal.CodeUnauthorized, reason, "%s", msg), false
+}
+
+// presentedToken returns the token the client presented, or the reason
+// and message of an UNAUTHORIZED answer when it presented none that can
+// be looked up.
+func (s *session) presentedToken(rawToken json.RawMessage) (tok, reason, msg string) {
 	var param string
 	if len(rawToken) > 0 && string(rawToken) != "null" {
 		if err := json.Unmarshal(rawToken, &param); err != nil {
-			return fail("token_invalid", "params.token must be a string")
+			return "", "token_invalid", "params.token must be a string"
 		}
 	}
-	tok := param
 	switch {
 	case param != "" && s.bearer != "" && param != s.bearer:
-		return fail("token_conflict", "the bearer token and params.token differ")
-	case tok == "":
-		tok = s.bearer
+		return "", "token_conflict", "the bearer token and params.token differ"
+	case param != "":
+		return param, "", ""
+	case s.bearer != "":
+		return s.bearer, "", ""
 	}
-	if tok == "" {
-		return fail("token_missing", "a token is required (Authorization: Bearer, or params.token)")
-	}
-	e, ok := h.tokens.Load().Lookup(tok)
-	if !ok {
-		return fail("token_unknown", "unknown or revoked token")
-	}
-	return e, tok, nil
+	return "", "token_missing", "a token is required (Authorization: Bearer, or params.token)"
 }
 
 // anonymous is the principal of a peer that has not authenticated.
-func anonymous(addr string) openhal.Principal {
-	return openhal.Principal{Kind: "anonymous", Name: addr}
+func anonymous(peer string) openhal.Principal {
+	return openhal.Principal{Kind: "anonymous", Name: peer}
 }
 
-// recordRateLimited records how many answers addr got while it was rate
-// limited, once it is let in again.
-func (h *Hub) recordRateLimited(addr string) {
-	if n := h.auth.takeLimited(addr); n > 0 {
-		h.record(audit.Entry{Principal: anonymous(addr), Action: "initialize", Outcome: "unauthorized", Reason: "rate_limited", Count: n})
+// recordRateLimited records, one entry per peer, how many answers each
+// peer got while it was rate limited (the limiter calls it at most once a
+// window while a flood lasts, and once more after it ends).
+func (h *Hub) recordRateLimited(counts []peerCount) {
+	entries := make([]audit.Entry, len(counts))
+	for i, c := range counts {
+		entries[i] = audit.Entry{Principal: anonymous(c.peer), Action: "initialize", Outcome: "unauthorized", Reason: "rate_limited", Count: c.n}
 	}
-}
-
-// authLimiter counts UNAUTHORIZED answers per remote address over a
-// sliding window (spec §3: at most 5 a minute per address).
-type authLimiter struct {
-	max    int
-	window time.Duration
-	now    func() time.Time
-
-	mu       sync.Mutex
-	fails    map[string][]time.Time
-	limitedN map[string]int // rate-limited answers not yet recorded
-}
-
-func newAuthLimiter(max int, window time.Duration, now func() time.Time) *authLimiter {
-	return &authLimiter{max: max, window: window, now: now, fails: map[string][]time.Time{}, limitedN: map[string]int{}}
-}
-
-// limited reports whether addr has used up its failures in the window,
-// and counts the answer if so.
-func (l *authLimiter) limited(addr string) bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if len(l.recent(addr)) >= l.max {
-		l.limitedN[addr]++
-		return true
-	}
-	return false
-}
-
-// takeLimited returns and forgets addr's count of rate-limited answers.
-func (l *authLimiter) takeLimited(addr string) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := l.limitedN[addr]
-	delete(l.limitedN, addr)
-	return n
-}
-
-func (l *authLimiter) fail(addr string) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.fails[addr] = append(l.recent(addr), l.now())
-}
-
-// recent drops the failures older than the window and returns the rest.
-// An address with none left is forgotten, so the map stays small.
-func (l *authLimiter) recent(addr string) []time.Time {
-	ts := l.fails[addr]
-	cut := l.now().Add(-l.window)
-	i := 0
-	for i < len(ts) && !ts[i].After(cut) {
-		i++
-	}
-	ts = ts[i:]
-	if len(ts) == 0 {
-		delete(l.fails, addr)
-		return nil
-	}
-	l.fails[addr] = ts
-	return ts
+	h.record(entries...) // a failure is logged by record; there is no client to tell
 }

@@ -78,9 +78,7 @@ func readySession(b *testing.B, h *Hub, tok string) (*session, *countingTranspor
 	b.Helper()
 	tr := &countingTransport{}
 	s := newSession(h, tr, "")
-	if !h.admit(s) {
-		b.Fatal("not admitted")
-	}
+	h.register(s)
 	go s.writeLoop()
 	b.Cleanup(func() { s.close("bench done"); h.forget(s) })
 	done := tr.expect(1)

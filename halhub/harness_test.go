@@ -56,7 +56,10 @@ func newTestHub(t *testing.T, configure ...func(*Options)) *testHub {
 		t.Fatal(err)
 	}
 	go h.ServeLines(ln)
-	srv := httptest.NewServer(h.Handler(HTTPOptions{}))
+	srv := httptest.NewUnstartedServer(nil)
+	srv.Config = h.HTTPServer(HTTPOptions{})
+	srv.Listener = h.Guard("http", srv.Listener, nil)
+	srv.Start()
 	th.tcpAddr = ln.Addr().String()
 	th.httpURL = srv.URL
 	th.wsURL = "ws" + strings.TrimPrefix(srv.URL, "http") + "/hal"

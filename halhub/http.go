@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
 	"sync"
 	"time"
-
-	"gateway/openhal"
 )
 
 // HTTPOptions configure the HTTP listener's extra endpoints.
@@ -41,7 +40,8 @@ func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), healthDeadline)
 		defer cancel()
-		if stuck := checkProbes(ctx, probes); len(stuck) > 0 {
+		stuck := append(checkProbes(ctx, probes), h.listenersDown()...)
+		if len(stuck) > 0 {
 			http.Error(w, "stuck: "+strings.Join(stuck, ", "), http.StatusServiceUnavailable)
 			return
 		}
@@ -124,8 +124,53 @@ func (h *Hub) Probe(ctx context.Context) error {
 	return nil
 }
 
-// isAdminToken reports whether tok is a known admin token.
-func (h *Hub) isAdminToken(tok string) bool {
-	e, ok := h.tokens.Load().Lookup(tok)
-	return ok && e.Scope == openhal.ScopeAdmin
+// guardedConnKey is the key of an HTTP request's guardedConn in its
+// context.
+type guardedConnKey struct{}
+
+// HTTPServer returns the server of Handler(opt) for the HTTP and HTTPS
+// listeners (HTTP/1.1 only: a WebSocket upgrade is HTTP/1.1). Serve it on
+// a listener from Guard, under TLS for HTTPS: each HTTP connection then
+// counts toward the budget of connections not yet authenticated, from
+// accept until a WebSocket on it completes hal/initialize (keep-alive
+// connections included); a connection silent for 10 s before its request
+// headers, or idle for Limits.HTTPIdleTimeout between requests, is closed
+// (the latter counted in /metrics).
+func (h *Hub) HTTPServer(opt HTTPOptions) *http.Server {
+	srv := &http.Server{
+		Handler:           h.Handler(opt),
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       h.opt.Limits.HTTPIdleTimeout,
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			if g := guardedOf(c); g != nil {
+				return context.WithValue(ctx, guardedConnKey{}, g)
+			}
+			return ctx
+		},
+		ConnState: h.httpConnState,
+	}
+	srv.Protocols = new(http.Protocols)
+	srv.Protocols.SetHTTP1(true)
+	return srv
+}
+
+// httpConnState counts the keep-alive connections the server closes for
+// their idle timeout: closed while idle, after a read ran into its
+// deadline (a client that closes an idle connection is not counted).
+func (h *Hub) httpConnState(c net.Conn, state http.ConnState) {
+	g := guardedOf(c)
+	if g == nil {
+		return
+	}
+	switch state {
+	case http.StateIdle:
+		g.readTimedOut.Store(false)
+		g.httpIdle.Store(true)
+	case http.StateActive:
+		g.httpIdle.Store(false)
+	case http.StateClosed:
+		if g.httpIdle.Load() && g.readTimedOut.Load() {
+			h.stats.httpIdleClosed.Add(1)
+		}
+	}
 }

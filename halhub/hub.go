@@ -33,6 +33,22 @@ type Limits struct {
 	QueueLength     int           // waiting notifications (other than values) per connection
 	WriteTimeout    time.Duration // default deadline of a write at the device
 	ReadTimeout     time.Duration // deadline of a fresh measurement
+
+	// Connections not yet authenticated hold no slot of MaxConnections:
+	// they have a budget of their own (spec §2), per peer (remote address;
+	// peer uid on the Unix socket) and in all, on the network listeners
+	// together and on the Unix socket apart. More are closed at accept.
+	MaxUnauthenticated        int
+	MaxUnauthenticatedPerPeer int
+	// InitMessageBytes is the largest message before hal/initialize
+	// succeeds: an unauthenticated peer does not make the Hub buffer
+	// MaxMessageBytes.
+	InitMessageBytes int
+	// HTTPIdleTimeout closes an HTTP keep-alive connection idle this long.
+	HTTPIdleTimeout time.Duration
+	// AuthTrackedPeers bounds how many peers the limiter of failed tokens
+	// remembers; past it, new peers share one budget of failures.
+	AuthTrackedPeers int
 }
 
 // DefaultLimits are the spec's limits.
@@ -46,7 +62,34 @@ func DefaultLimits() Limits {
 		QueueLength:     1024,
 		WriteTimeout:    5 * time.Second,
 		ReadTimeout:     5 * time.Second,
+
+		MaxUnauthenticated:        64,
+		MaxUnauthenticatedPerPeer: 8,
+		InitMessageBytes:          16 << 10,
+		HTTPIdleTimeout:           60 * time.Second,
+		AuthTrackedPeers:          4096,
 	}
+}
+
+// withDefaults fills the limits a caller left at zero (a Limits built
+// before a field existed) with the defaults.
+func (l Limits) withDefaults() Limits {
+	d := DefaultLimits()
+	fill := func(v *int, def int) {
+		if *v <= 0 {
+			*v = def
+		}
+	}
+	fill(&l.MaxUnauthenticated, d.MaxUnauthenticated)
+	fill(&l.MaxUnauthenticatedPerPeer, d.MaxUnauthenticatedPerPeer)
+	fill(&l.InitMessageBytes, d.InitMessageBytes)
+	fill(&l.AuthTrackedPeers, d.AuthTrackedPeers)
+	if l.HTTPIdleTimeout <= 0 {
+		l.HTTPIdleTimeout = d.HTTPIdleTimeout
+	}
+	// The first message must fit under both limits.
+	l.InitMessageBytes = min(l.InitMessageBytes, l.MaxMessageBytes)
+	return l
 }
 
 // Options configure a Hub.
@@ -115,6 +158,11 @@ type Hub struct {
 	sessions  map[*session]struct{}
 	listeners map[*listener]struct{} // in-process audiences (Listen)
 	unsub     func()
+
+	slots      int                           // authenticated sessions holding a slot; under mu
+	netBudget  *peerBudget                   // unauthenticated connections, network listeners
+	unixBudget *peerBudget                   // unauthenticated connections, Unix socket
+	guards     map[*guardedListener]struct{} // listeners from Guard, for /healthz; under mu
 }
 
 // New returns a Hub over reg. Call SetTokens and Restore before serving,
@@ -126,6 +174,7 @@ func New(reg *device.Registry, opt Options) *Hub {
 	if opt.Limits == (Limits{}) {
 		opt.Limits = DefaultLimits()
 	}
+	opt.Limits = opt.Limits.withDefaults()
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
@@ -141,7 +190,6 @@ func New(reg *device.Registry, opt Options) *Hub {
 		log:      opt.Logger,
 		clk:      opt.Clock,
 		bootID:   newBootID(),
-		auth:     newAuthLimiter(opt.AuthFailures, opt.AuthWindow, opt.Clock.Now),
 		order:    newWriteOrder(),
 		sessions: map[*session]struct{}{},
 		methods:  methods(),
@@ -150,6 +198,13 @@ func New(reg *device.Registry, opt Options) *Hub {
 		confirms: newConfirmations(),
 	}
 	h.coalesce = newCoalescer(opt.Clock, coalesceRates, h.recordCount)
+	h.auth = newAuthLimiter(authLimits{
+		failures: opt.AuthFailures, window: opt.AuthWindow, peers: opt.Limits.AuthTrackedPeers,
+	}, opt.Clock, h.recordRateLimited)
+	lim := opt.Limits
+	h.netBudget = newPeerBudget(lim.MaxUnauthenticatedPerPeer, lim.MaxUnauthenticated)
+	h.unixBudget = newPeerBudget(lim.MaxUnauthenticatedPerPeer, lim.MaxUnauthenticated)
+	h.guards = map[*guardedListener]struct{}{}
 	addExtensions(h.methods, opt.Extensions)
 	h.stopButtons = map[string]bool{}
 	for _, id := range opt.StopButtons {
@@ -212,10 +267,12 @@ func (h *Hub) SetTokens(t *token.Table) {
 }
 
 // Close ends every connection, stops listening to the registry and
-// writes the audit's count entries still open (see coalescer).
+// writes the audit's count entries still open (see coalescer), the
+// rate-limited answers not yet recorded among them.
 func (h *Hub) Close() {
 	h.unsub()
 	h.cancel()
+	h.auth.close()
 	h.mu.RLock()
 	all := make([]*session, 0, len(h.sessions))
 	for s := range h.sessions {
@@ -226,33 +283,6 @@ func (h *Hub) Close() {
 		s.close("hub closing")
 	}
 	h.coalesce.close() // the counts still open are written before the log closes
-}
-
-// admit decides at accept whether one more connection may open. Past
-// MaxConnections the connection is admitted only to the admin reserve: it
-// must turn out to be an admin's, so that a flood of agents never locks an
-// operator out of hal/stop.
-func (h *Hub) admit(s *session) (ok bool) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := len(h.sessions)
-	lim := h.opt.Limits
-	if n >= lim.MaxConnections+lim.AdminReserve {
-		h.stats.refused.Add(1)
-		return false
-	}
-	s.reserveOnly = n >= lim.MaxConnections
-	h.sessions[s] = struct{}{}
-	return true
-}
-
-func (h *Hub) forget(s *session) {
-	h.mu.Lock()
-	delete(h.sessions, s)
-	h.mu.Unlock()
-	if h.opt.OnSessions != nil {
-		h.opt.OnSessions()
-	}
 }
 
 // Connections returns the number of open connections.

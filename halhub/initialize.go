@@ -35,42 +35,47 @@ func (s *session) initialize(id json.RawMessage, raw json.RawMessage) {
 		s.replyError(id, errorf(jsonrpc.CodeInvalidRequest, "already_initialized", "hal/initialize was already answered on this connection"))
 		return
 	}
-	res, err := s.checkInitialize(raw)
+	res, err, closeNow := s.checkInitialize(raw)
 	if err != nil {
-		s.initFailed(id, err)
+		s.initFailed(id, err, closeNow)
 		return
 	}
 	s.replyResult(id, res)
 }
 
-func (s *session) checkInitialize(raw json.RawMessage) (*openhal.InitializeResult, *jsonrpc.Error) {
+// checkInitialize checks the params and the token, and takes the
+// session's slot (spec §2, §3). closeNow asks for the connection to be
+// closed after the error: rate limited, or no slot free.
+func (s *session) checkInitialize(raw json.RawMessage) (_ *openhal.InitializeResult, _ *jsonrpc.Error, closeNow bool) {
 	var p initializeParams
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &p); err != nil {
-			return nil, errInvalidParams("bad_params", "params: %v", err)
+			return nil, errInvalidParams("bad_params", "params: %v", err), false
 		}
 	}
-	entry, tok, err := s.authenticate(p.Token)
+	entry, tok, err, closeNow := s.authenticate(p.Token)
 	if err != nil {
-		return nil, err
+		return nil, err, closeNow
 	}
 	version, err := checkVersion(p.ProtocolVersion)
 	if err != nil {
-		return nil, err
+		return nil, err, false
 	}
 	var ci openhal.ClientInfo
 	if len(p.ClientInfo) == 0 || json.Unmarshal(p.ClientInfo, &ci) != nil || ci.Name == "" {
-		return nil, errInvalidParams("bad_client_info", "params.clientInfo: want {name, version} with a name")
+		return nil, errInvalidParams("bad_client_info", "params.clientInfo: want {name, version} with a name"), false
 	}
-	if s.reserveOnly && entry.Scope != openhal.ScopeAdmin {
-		s.hub.stats.refused.Add(1)
-		return nil, errForbidden("connection_limit", "all %d connections are taken; the rest are kept for admin tokens", s.hub.opt.Limits.MaxConnections)
+	h := s.hub
+	if !h.takeSlot(s, entry.Scope) {
+		lim := h.opt.Limits
+		return nil, errorf(openhal.CodeBusy, "full", "all %d connections are taken (and the %d kept for admin tokens); try again later",
+			lim.MaxConnections, lim.AdminReserve), true
 	}
 	principal := openhal.Principal{Kind: entry.Kind, Name: entry.Name, Scope: entry.Scope}
 	s.mu.Lock()
 	s.phase, s.token, s.entry, s.principal = phaseInitialized, tok, entry, principal
 	s.mu.Unlock()
-	h := s.hub
+	s.authenticated()
 	return &openhal.InitializeResult{
 		ProtocolVersion: negotiate(version, supportedVersions),
 		HubInfo:         openhal.HubInfo{Name: "openhal", Version: h.opt.Version},
@@ -78,19 +83,51 @@ func (s *session) checkInitialize(raw json.RawMessage) (*openhal.InitializeResul
 		Principal:       principal,
 		Capabilities:    openhal.Capabilities{Notifications: h.opt.Level.Notifications()},
 		BootID:          h.bootID,
-	}, nil
+		Stopped:         h.stopInForce(),
+	}, nil, false
+}
+
+// limitRaiser is a transport whose message limit can be raised once the
+// peer has authenticated.
+type limitRaiser interface{ raiseLimit(maxBytes int) }
+
+// authenticated moves a session that got its slot out of the budget of
+// connections not yet authenticated, and lets it send messages up to
+// MaxMessageBytes.
+func (s *session) authenticated() {
+	s.ticket.release()
+	s.maxMsgBytes = s.hub.opt.Limits.MaxMessageBytes
+	if r, ok := s.tr.(limitRaiser); ok {
+		r.raiseLimit(s.maxMsgBytes)
+	}
+}
+
+// stopInForce is the emergency stop engaged, for the hal/initialize
+// answer, or nil. A latch that could not be read at start names the Hub.
+func (h *Hub) stopInForce() *openhal.StopInfo {
+	h.stop.mu.Lock()
+	defer h.stop.mu.Unlock()
+	if !h.stop.engaged {
+		return nil
+	}
+	rec := h.stop.latch
+	info := &openhal.StopInfo{Principal: rec.Principal, Reason: rec.Reason, TS: rec.TS}
+	if info.Principal.Kind == "" {
+		info.Principal = openhal.Principal{Kind: openhal.KindHub, Name: "latched_stop"}
+	}
+	return info
 }
 
 // initFailed answers a failed hal/initialize; the third failure closes the
-// connection, and a connection refused for the admin reserve closes at once.
-func (s *session) initFailed(id json.RawMessage, e *jsonrpc.Error) {
+// connection, and so does one that asks to (closeNow).
+func (s *session) initFailed(id json.RawMessage, e *jsonrpc.Error, closeNow bool) {
 	s.mu.Lock()
 	s.failures++
 	n := s.failures
 	s.mu.Unlock()
 	s.hub.stats.errors.Add(1)
 	msg := jsonrpc.AppendError(nil, id, e)
-	if n >= maxInitFailures || s.reserveOnly {
+	if n >= maxInitFailures || closeNow {
 		s.release()
 		s.sendThenClose(msg, "hal/initialize failed")
 		return

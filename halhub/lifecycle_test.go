@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
 	"gateway/openhal"
 )
 
@@ -211,28 +210,6 @@ func TestThreeFailedInitializeClose(t *testing.T) {
 		}
 	}
 	c.waitClosed()
-}
-
-// Spec §3: at most 5 UNAUTHORIZED a minute per address; then rate_limited
-// at once, even for a good token, until the window slides.
-func TestUnauthorizedRateLimit(t *testing.T) {
-	clock := clocktest.NewFake(time.Unix(1000, 0))
-	th := newTestHub(t, func(o *Options) { o.Clock = clock })
-	for i := 0; i < 5; i++ {
-		c := th.dialTCP(t)
-		if m := c.call("hal/initialize", initParams("0.1", "gw_bad")); m.reason() != "token_unknown" {
-			t.Fatalf("attempt %d: %s", i, m.raw)
-		}
-		c.close()
-	}
-	c := th.dialTCP(t)
-	if m := c.call("hal/initialize", initParams("0.1", th.admin)); m.reason() != "rate_limited" {
-		t.Fatalf("sixth attempt: %s, want rate_limited", m.raw)
-	}
-	clock.Advance(61 * time.Second)
-	if m := c.call("hal/initialize", initParams("0.1", th.admin)); m.Error != nil {
-		t.Fatalf("after the window: %s", m.raw)
-	}
 }
 
 // Spec §3: bootId is the same for every connection of one run and differs

@@ -2,7 +2,6 @@ package halhub
 
 import (
 	"context"
-	"net/http"
 	"strconv"
 	"strings"
 	"testing"
@@ -128,9 +127,11 @@ func TestInFlightLimit(t *testing.T) {
 	}
 }
 
-// Spec §2: MaxConnections for any token, AdminReserve more for admin
-// tokens only, and past both a connection is refused at accept (TCP: closed
-// at once; WebSocket: HTTP 503).
+// Spec §2: slots are taken at hal/initialize, once the token is known:
+// MaxConnections for any token, AdminReserve more for admin tokens only.
+// Past that, hal/initialize is answered BUSY "full" and the connection is
+// closed, on every transport alike (a WebSocket upgrades first: the token
+// may come in params).
 func TestConnectionLimit(t *testing.T) {
 	t.Parallel()
 	th := newTestHub(t, func(o *Options) { o.Limits.MaxConnections, o.Limits.AdminReserve = 3, 2 })
@@ -141,43 +142,30 @@ func TestConnectionLimit(t *testing.T) {
 		c.init(agent)
 		agents = append(agents, c)
 	}
+	full := func(c *client, tok string) {
+		t.Helper()
+		wantCode(t, c.initWith(tok), openhal.CodeBusy, "full")
+		c.waitClosed()
+	}
 
-	// Past the maximum, within the reserve: an admin gets in...
+	// Past the maximum, within the reserve: an admin gets in, an agent is
+	// told why and closed.
 	admin1 := th.dialTCP(t)
 	admin1.init(th.admin)
-	// ...an agent is told why and closed.
-	c := th.dialTCP(t)
-	if m := c.initWith(agent); m.Error == nil || m.Error.Code != openhal.CodeForbidden || m.reason() != "connection_limit" {
-		t.Fatalf("agent in the reserve: got %s, want FORBIDDEN connection_limit", m.raw)
-	}
-	c.waitClosed()
-	th.waitConnections(t, 4)
-	// On WebSocket the bearer decides before the upgrade: 503 unless admin.
-	for _, bearer := range []string{agent, "", "gw_unknown"} {
-		if _, resp, err := th.dialWSResponse(bearer); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
-			t.Fatalf("WebSocket in the reserve with bearer %q: %v %v, want HTTP 503", bearer, resp, err)
-		}
-	}
+	full(th.dialTCP(t), agent)
+	full(th.dialWS(t, agent), "")
 	admin2 := th.dialWS(t, th.admin)
-	if m := admin2.initWith(""); m.Error != nil {
-		t.Fatalf("admin WebSocket in the reserve: %s", m.raw)
-	}
+	wantOK(t, admin2.initWith(""))
 	th.waitConnections(t, 5)
 
-	// Past both: refused at accept, whatever the token.
-	refused := th.hub.stats.refused.Load()
-	c = th.dialTCP(t)
-	c.waitClosed()
-	if _, resp, err := th.dialWSResponse(th.admin); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("WebSocket past the reserve: %v %v, want HTTP 503", resp, err)
-	}
-	if got := th.hub.stats.refused.Load() - refused; got != 2 {
-		t.Errorf("refused at accept: %d, want 2", got)
+	// Past both: full whatever the token.
+	full(th.dialTCP(t), th.admin)
+	full(th.dialWS(t, ""), th.admin)
+	if got := th.hub.stats.full.Load(); got != 4 {
+		t.Errorf("answered full: %d, want 4", got)
 	}
 	for _, c := range []*client{agents[0], admin1, admin2} {
-		if m := c.call("hal/ping", nil); m.Error != nil {
-			t.Fatalf("an admitted connection broke: %s", m.raw)
-		}
+		alive(t, c)
 	}
 
 	// Admins count against the maximum too: an agent gets in again once
@@ -186,7 +174,7 @@ func TestConnectionLimit(t *testing.T) {
 		c.close()
 	}
 	th.waitConnections(t, 2)
-	c = th.dialTCP(t)
+	c := th.dialTCP(t)
 	c.init(agent)
 }
 

@@ -46,8 +46,13 @@ type session struct {
 	q           *outQueue
 	inflight    atomic.Int32
 	idle        chan struct{} // a token when inflight dropped to zero (Shutdown waits on it)
-	reserveOnly bool          // admitted past MaxConnections: must be an admin's
+	maxMsgBytes int           // the largest message now (smaller before hal/initialize); reader only
 	local       *Local        // set for an in-process principal (an adapter)
+
+	// Admission (admission.go): a ticket among the connections not yet
+	// authenticated (nil: none), then a slot from hal/initialize on.
+	ticket  *ticket
+	slotted bool // under hub.mu
 
 	// ctx ends when the connection does: it cancels reads in flight, never
 	// writes (a disconnect changes no device, seed 3.1.4).
@@ -70,10 +75,11 @@ func newSession(h *Hub, tr transport, bearer string) *session {
 		hub: h, tr: tr, bearer: bearer,
 		q:   newOutQueue(h.opt.Limits.QueueLength, valueSlack),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), idle: make(chan struct{}, 1),
+		maxMsgBytes: h.opt.Limits.InitMessageBytes,
 	}
 }
 
-// serve runs a connection to its end. The caller has admitted it.
+// serve runs a connection to its end. The caller has registered it.
 func (s *session) serve() {
 	h := s.hub
 	defer h.forget(s)
@@ -98,7 +104,7 @@ func (s *session) readLoop() {
 	for {
 		msg, err := s.tr.read(s.ctx)
 		if errors.Is(err, errTooLarge) {
-			e := errorf(jsonrpc.CodeInvalidRequest, "too_large", "message larger than %d bytes", s.hub.opt.Limits.MaxMessageBytes)
+			e := errorf(jsonrpc.CodeInvalidRequest, "too_large", "message larger than %d bytes", s.maxMsgBytes)
 			s.sendThenClose(jsonrpc.AppendError(nil, nil, e), "message too large")
 			<-s.done // serve's close would drop the answer before it is written
 			return

@@ -16,6 +16,11 @@ type stats struct {
 	unauthorized atomic.Uint64
 	events       atomic.Uint64 // notifications fanned out
 	overflows    atomic.Uint64 // connections closed for a full queue
+
+	full           atomic.Uint64 // hal/initialize answered BUSY "full": no slot free
+	rateLimited    atomic.Uint64 // UNAUTHORIZED answered rate_limited
+	httpIdleClosed atomic.Uint64 // HTTP keep-alive connections closed for their idle timeout
+	acceptErrors   atomic.Uint64 // accepts that failed for a reason not the peer's
 }
 
 // writeMetrics writes the Hub's figures in the Prometheus text format.
@@ -29,7 +34,7 @@ func (h *Hub) writeMetrics(w io.Writer) {
 	gauge("gateway_hal_connections", "Open HAL connections.", h.Connections())
 	gauge("gateway_devices", "Registered devices.", len(h.reg.List()))
 	counter("gateway_hal_connections_total", "HAL connections admitted.", h.stats.connections.Load())
-	counter("gateway_hal_connections_refused_total", "HAL connections refused at accept (limits).", h.stats.refused.Load())
+	counter("gateway_hal_connections_refused_total", "Connections closed at accept: the budget of connections not yet authenticated was used up.", h.stats.refused.Load())
 	counter("gateway_hal_messages_received_total", "HAL messages received.", h.stats.messagesIn.Load())
 	counter("gateway_hal_requests_total", "HAL requests received.", h.stats.requests.Load())
 	counter("gateway_hal_errors_total", "HAL error answers.", h.stats.errors.Load())
@@ -49,4 +54,11 @@ func (h *Hub) writeMetrics(w io.Writer) {
 		counter("gateway_audit_syncs_total", "Audit log syncs (entries share syncs).", st.Syncs)
 		counter("gateway_audit_errors_total", "Audit log write or sync failures.", st.Errors)
 	}
+	network, unix := h.Unauthenticated()
+	gauge("gateway_hal_connections_unauthenticated", "Connections not yet authenticated (HTTP connections included), network listeners and Unix socket.", network+unix)
+	counter("gateway_hal_connections_full_total", "hal/initialize answered BUSY full: no connection slot free for the token.", h.stats.full.Load())
+	counter("gateway_hal_rate_limited_total", "UNAUTHORIZED answers rate_limited (their connections closed).", h.stats.rateLimited.Load())
+	counter("gateway_http_idle_closed_total", "HTTP keep-alive connections closed after their idle timeout.", h.stats.httpIdleClosed.Load())
+	counter("gateway_listener_accept_errors_total", "Accepts that failed for a reason not the peer's (each backed off).", h.stats.acceptErrors.Load())
+	gauge("gateway_listeners_backing_off", "Listeners backing off instead of accepting.", len(h.listenersDown()))
 }

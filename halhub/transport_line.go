@@ -19,34 +19,39 @@ type lineTransport struct {
 }
 
 // ServeLines accepts TCP or Unix connections on ln until ln is closed. A
-// connection past the limits is closed at accept.
+// listener that Guard did not return is guarded here, named for its
+// network: connections past the budget of those not yet authenticated are
+// closed at accept, and errors at accept that are not the peer's back off
+// instead of ending the listener.
 func (h *Hub) ServeLines(ln net.Listener) error {
+	if _, ok := ln.(*guardedListener); !ok {
+		ln = h.Guard(ln.Addr().Network(), ln, nil)
+	}
+	defer ln.Close() // a guarded listener leaves /healthz's list
 	for {
 		c, err := ln.Accept()
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				continue
-			}
 			return err
 		}
+		g := guardedOf(c) // a guarded listener's connection is one, or runs over one
 		tr := &lineTransport{
 			c:    c,
-			lr:   jsonrpc.NewLineReader(c, h.opt.Limits.MaxMessageBytes),
+			lr:   jsonrpc.NewLineReader(c, h.opt.Limits.InitMessageBytes),
 			bw:   bufio.NewWriterSize(c, 16<<10),
-			addr: hostOf(c.RemoteAddr().String()),
+			addr: g.peer,
 		}
 		s := newSession(h, tr, "")
-		if !h.admit(s) {
-			c.Close()
-			continue
-		}
+		s.ticket = g.ticket
+		h.register(s)
 		go s.serve()
 	}
 }
+
+// raiseLimit lets an authenticated peer send lines up to maxBytes.
+func (t *lineTransport) raiseLimit(maxBytes int) { t.lr.SetMax(maxBytes) }
 
 func (t *lineTransport) read(context.Context) ([]byte, error) {
 	for {

@@ -17,22 +17,21 @@ type wsTransport struct {
 	addr string
 }
 
-// serveWebSocket upgrades GET /hal. Admission is decided before the
-// upgrade, so that a refused client gets HTTP 503; a bad bearer token
-// never refuses the upgrade: hal/initialize answers UNAUTHORIZED.
+// serveWebSocket upgrades GET /hal. Admission is the HTTP connection's:
+// it holds its ticket among the connections not yet authenticated from
+// accept (HTTPServer) until hal/initialize gives the session a slot. A bad
+// bearer token never refuses the upgrade: hal/initialize answers
+// UNAUTHORIZED.
 func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	bearer := bearerToken(r)
-	tr := &wsTransport{max: h.opt.Limits.MaxMessageBytes, addr: hostOf(r.RemoteAddr)}
-	s := newSession(h, tr, bearer)
-	if !h.admit(s) {
-		http.Error(w, "too many connections", http.StatusServiceUnavailable)
-		return
+	tr := &wsTransport{max: h.opt.Limits.InitMessageBytes, addr: hostOf(r.RemoteAddr)}
+	g, _ := r.Context().Value(guardedConnKey{}).(*guardedConn)
+	if g != nil {
+		tr.addr = g.peer
 	}
-	if s.reserveOnly && !h.isAdminToken(bearer) {
-		h.stats.refused.Add(1)
-		h.forget(s)
-		http.Error(w, "too many connections", http.StatusServiceUnavailable)
-		return
+	s := newSession(h, tr, bearer)
+	if g != nil {
+		s.ticket = g.ticket
 	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
 		// A token is needed for anything, and a browser cannot attach one
@@ -41,14 +40,25 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		InsecureSkipVerify: true,
 	})
 	if err != nil {
-		h.forget(s)
 		return // Accept has answered the client
 	}
-	// The library's limit sits above the Hub's, so that the Hub answers
-	// an oversize message itself (spec §2).
-	c.SetReadLimit(int64(tr.max) + 4096)
-	tr.c = c
+	tr.setConn(c)
+	h.register(s)
 	s.serve()
+}
+
+// setConn sets the upgraded connection and its read limit. The library's
+// limit sits above the Hub's, so that the Hub answers an oversize message
+// itself (spec §2).
+func (t *wsTransport) setConn(c *websocket.Conn) {
+	t.c = c
+	t.raiseLimit(t.max)
+}
+
+// raiseLimit lets the peer send messages up to maxBytes.
+func (t *wsTransport) raiseLimit(maxBytes int) {
+	t.max = maxBytes
+	t.c.SetReadLimit(int64(maxBytes) + 4096)
 }
 
 func (t *wsTransport) read(ctx context.Context) ([]byte, error) {

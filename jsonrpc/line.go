@@ -2,6 +2,7 @@ package jsonrpc
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"io"
 )
@@ -19,6 +20,8 @@ type LineReader struct {
 	r   *bufio.Reader
 	max int
 	err error // sticky: once set, every Next returns it
+
+	src io.Reader // what r reads, for SetMax
 }
 
 // NewLineReader returns a LineReader reading from r lines of at most max
@@ -27,7 +30,7 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 	if max < 1 {
 		panic("jsonrpc: NewLineReader with max < 1")
 	}
-	return &LineReader{r: bufio.NewReaderSize(r, max+1), max: max}
+	return &LineReader{r: bufio.NewReaderSize(r, max+1), max: max, src: r}
 }
 
 // Next returns the next line without its '\n'; the slice is valid until
@@ -72,4 +75,21 @@ func (l *LineReader) discard() error {
 			return ErrLineTooLong
 		}
 	}
+}
+
+// SetMax changes the longest line accepted, from the next call of Next
+// on; what is already buffered is kept. The HAL raises it once a peer has
+// authenticated, so that a peer without a token holds a small buffer. It
+// panics if max < 1, and must not be called concurrently with Next.
+func (l *LineReader) SetMax(max int) {
+	if max < 1 {
+		panic("jsonrpc: LineReader.SetMax with max < 1")
+	}
+	src := l.src
+	if n := l.r.Buffered(); n > 0 {
+		buffered, _ := l.r.Peek(n)
+		src = io.MultiReader(bytes.NewReader(append([]byte(nil), buffered...)), l.src)
+	}
+	l.r = bufio.NewReaderSize(src, max+1)
+	l.max = max
 }

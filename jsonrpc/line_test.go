@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -152,5 +153,48 @@ func TestLineReaderStreams(t *testing.T) {
 	}
 	if grew := after.TotalAlloc - before.TotalAlloc; grew > 1<<20 {
 		t.Errorf("reading a 64 MiB line allocated %d bytes", grew)
+	}
+}
+
+// SetMax raises (or lowers) the longest line from the next line on,
+// keeping what the reader had already buffered: the HAL reads a peer's
+// first message under a small limit and the rest under the full one.
+func TestLineReaderSetMax(t *testing.T) {
+	long := strings.Repeat("b", 100)
+	tests := []struct {
+		name  string
+		input string
+		max   int // after the first line
+		want  []string
+	}{
+		{"raised", "first\n" + long + "\nlast\n", 200, []string{"first", long, "last"}},
+		{"lowered", "first\n" + long + "\nlast\n", 50, []string{"first", "too long", "last"}},
+		{"nothing buffered", "first\n", 200, []string{"first"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			l := NewLineReader(strings.NewReader(tc.input), 64)
+			var got []string
+			for i := 0; ; i++ {
+				line, err := l.Next()
+				if err == io.EOF {
+					break
+				}
+				switch {
+				case err == ErrLineTooLong:
+					got = append(got, "too long")
+				case err != nil:
+					t.Fatalf("line %d: %v", i, err)
+				default:
+					got = append(got, string(line))
+				}
+				if i == 0 {
+					l.SetMax(tc.max)
+				}
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("lines %q, want %q", got, tc.want)
+			}
+		})
 	}
 }

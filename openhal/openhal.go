@@ -82,7 +82,7 @@ type Capabilities struct {
 }
 
 // InitializeResult is the answer to hal/initialize: the seed's shape plus
-// bootId.
+// bootId and stopped.
 type InitializeResult struct {
 	ProtocolVersion string       `json:"protocolVersion"`
 	HubInfo         HubInfo      `json:"hubInfo"`
@@ -90,6 +90,17 @@ type InitializeResult struct {
 	Principal       Principal    `json:"principal"`
 	Capabilities    Capabilities `json:"capabilities"`
 	BootID          string       `json:"bootId"`
+	// Stopped is the emergency stop in force when the client connected
+	// (one engaged before, or latched by an earlier run), null when none
+	// is: a client learns of a stop it did not see happen (spec §3).
+	Stopped *StopInfo `json:"stopped"`
+}
+
+// StopInfo is an emergency stop in force: who engaged it, why and when.
+type StopInfo struct {
+	Principal Principal `json:"principal"`
+	Reason    string    `json:"reason"`
+	TS        time.Time `json:"ts"`
 }
 
 // DevicesListParams filter hal/devices/list.

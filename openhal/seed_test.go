@@ -101,8 +101,8 @@ func jsonObjects(text string) []string {
 }
 
 // Encoding the seed's request and answer with this package's types gives
-// the seed's messages as JSON values (the answer plus bootId, which the
-// spec adds).
+// the seed's messages as JSON values (the answer plus bootId and stopped,
+// which the spec adds; stopped is there, null, when no stop is in force).
 func TestTypesEncodeTheSeedExamples(t *testing.T) {
 	ex := seedExamples(t)
 	v, c := "0.1", ClientInfo{Name: "bench-agent", Version: "1.4.0"}
@@ -127,7 +127,12 @@ func TestTypesEncodeTheSeedExamples(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := jsonValue(t, out).(map[string]any)
-	delete(got["result"].(map[string]any), "bootId")
+	result := got["result"].(map[string]any)
+	if stopped, ok := result["stopped"]; !ok || stopped != nil {
+		t.Errorf("stopped: %v (present %v), want null", stopped, ok)
+	}
+	delete(result, "bootId")
+	delete(result, "stopped")
 	if want := jsonValue(t, ex["initializeResult"]); !reflect.DeepEqual(got, want) {
 		t.Errorf("initialize result:\n got %s\nwant %s", out, ex["initializeResult"])
 	}

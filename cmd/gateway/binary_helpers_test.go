@@ -280,8 +280,20 @@ func startGateway(t *testing.T, dir string, args ...string) *gateway {
 // with the given number of devices.
 func startGatewayWith(t *testing.T, dir string, devices int, args ...string) *gateway {
 	t.Helper()
-	all := append([]string{"run", "--state-dir", dir, "--log-level", "debug", "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}, args...)
-	g := &gateway{child: startChild(t, all...), dir: dir}
+	return readyGateway(t, startChild(t, gatewayRunArgs(dir, args...)...), dir, devices)
+}
+
+// gatewayRunArgs are the arguments of `gateway run` that startGateway
+// gives, with args added.
+func gatewayRunArgs(dir string, args ...string) []string {
+	return append([]string{"run", "--state-dir", dir, "--log-level", "debug", "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}, args...)
+}
+
+// readyGateway follows c, a `gateway run` just started, until it is ready
+// with the given number of devices, and notes where it listens.
+func readyGateway(t *testing.T, c *child, dir string, devices int) *gateway {
+	t.Helper()
+	g := &gateway{child: c, dir: dir}
 	t.Cleanup(func() { g.checkLog(t) })
 	g.err.waitFor(t, 0, fmt.Sprintf(`msg=ready devices=%d `, devices), waitLong)
 	listening := regexp.MustCompile(`msg=listening transport=(\w+) url=(\S+) addr=(\S+)`)

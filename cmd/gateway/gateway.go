@@ -50,6 +50,7 @@ const startStep = 30 * time.Second
 // serves until stop ends (SIGTERM, SIGINT), and then shuts down cleanly.
 func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *slog.Logger) error {
 	log.Info("starting", "version", version, "board", cfg.Board, "state_dir", stateDir)
+	raiseOpenFiles(log)
 	notifier := systemd.NewNotifier(log)
 	// First: LISTEN_* leave the environment before anything is spawned.
 	sockets, err := systemd.ActivatedSockets(log)
@@ -358,6 +359,11 @@ func hubLimits(l board.Limits) halhub.Limits {
 	out.AdminReserve = l.AdminReserve
 	out.InitTimeout = l.InitTimeout
 	out.QueueLength = l.QueueLength
+	out.MaxUnauthenticated = l.MaxUnauthenticated
+	out.MaxUnauthenticatedPerPeer = l.MaxUnauthenticatedPerPeer
+	out.InitMessageBytes = l.InitMessageBytes
+	out.HTTPIdleTimeout = l.HTTPIdleTimeout
+	out.AuthTrackedPeers = l.AuthTrackedPeers
 	return out
 }
 
@@ -408,12 +414,12 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 		if t.secure {
 			tc = tlsConf
 		}
-		ln, activated, err := listenTCP(ctx, sockets, t.name, t.addr, tc)
+		ln, activated, err := listenTCP(ctx, sockets, t.name, t.addr, tc, hub)
 		if err != nil {
 			return nil, err
 		}
 		if t.web {
-			closers = append(closers, serveHTTP(hub.Handler(httpOpt), ln, log))
+			closers = append(closers, serveHTTP(hub.HTTPServer(httpOpt), ln, log))
 		} else {
 			go serveLines(hub, ln, log)
 			closers = append(closers, func() { ln.Close() })
@@ -436,6 +442,7 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 		if err != nil {
 			return nil, err
 		}
+		ln = hub.Guard("unix", ln, nil)
 		go serveLines(hub, ln, log)
 		closers = append(closers, func() { ln.Close() })
 		log.Info("listening", "transport", "unix", "url", "unix://"+l.Unix, "addr", l.Unix, "group", group)
@@ -443,18 +450,16 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 	return stop, nil
 }
 
-// listenTCP takes the socket systemd passed as name, or listens at addr;
-// with TLS when tc is not nil. name is the listener's name in the
-// configuration, and the socket unit's FileDescriptorName.
-func listenTCP(ctx context.Context, sockets *systemd.Sockets, name, addr string, tc *tls.Config) (_ net.Listener, activated bool, _ error) {
+// listenTCP takes the socket systemd passed as name, or listens at addr,
+// guarded by the Hub (admission, an accept that survives errors), with
+// TLS over the guard when tc is not nil. name is the listener's name in
+// the configuration, and the socket unit's FileDescriptorName.
+func listenTCP(ctx context.Context, sockets *systemd.Sockets, name, addr string, tc *tls.Config, hub *halhub.Hub) (_ net.Listener, activated bool, _ error) {
 	ln, activated, err := sockets.Listen(ctx, name, "tcp", addr)
 	if err != nil {
 		return nil, false, err
 	}
-	if tc != nil {
-		ln = tls.NewListener(ln, tc)
-	}
-	return ln, activated, nil
+	return hub.Guard(name, ln, tc), activated, nil
 }
 
 // loadCertificate returns the certificate of the TLS listeners: the
@@ -567,19 +572,12 @@ func lookupGroup(name string) (gid int, gname string, err error) {
 	return gid, g.Name, nil
 }
 
-// serveHTTP serves h on ln until the returned function shuts it down,
-// giving open requests shutdownGrace to end.
-func serveHTTP(h http.Handler, ln net.Listener, log *slog.Logger) (shutdown func()) {
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		// A failed TLS handshake (a client without the pin) is the
-		// client's business: logged at debug level only.
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
-	}
-	// A WebSocket upgrade is HTTP/1.1; over HTTP/2 it would fail.
-	srv.Protocols = new(http.Protocols)
-	srv.Protocols.SetHTTP1(true)
+// serveHTTP serves srv (the Hub's HTTPServer) on ln until the returned
+// function shuts it down, giving open requests shutdownGrace to end.
+func serveHTTP(srv *http.Server, ln net.Listener, log *slog.Logger) (shutdown func()) {
+	// A failed TLS handshake (a client without the pin) is the client's
+	// business: logged at debug level only.
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelDebug)
 	go func() {
 		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			log.Error("http listener failed", "addr", ln.Addr().String(), "err", err)

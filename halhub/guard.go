@@ -1,0 +1,282 @@
+package halhub
+
+import (
+	"crypto/tls"
+	"errors"
+	"net"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Accept backs off like net/http's: 5 ms after the first failure, doubling
+// up to 1 s, until an accept succeeds.
+const (
+	acceptBackoffMin = 5 * time.Millisecond
+	acceptBackoffMax = time.Second
+)
+
+// acceptProbe is how long an accept after a back-off may wait without
+// error before the listener counts as accepting again: it could take a
+// descriptor, and no peer was waiting.
+const acceptProbe = 100 * time.Millisecond
+
+// guardedListener is a listener of the Hub's (spec §2): it admits each
+// connection to the budget of connections not yet authenticated, or
+// closes it at once; and it outlives errors at accept that are not the
+// peer's (EMFILE, ENFILE, ENOBUFS, ENOMEM...), backing off and accepting
+// again, while /healthz names it.
+type guardedListener struct {
+	net.Listener
+	name string
+	hub  *Hub
+	tls  *tls.Config // nil: plain
+
+	done      chan struct{} // closed by Close: a back-off wait ends
+	closeOnce sync.Once
+
+	mu       sync.Mutex
+	delay    time.Duration // the current back-off; 0 while accepting
+	since    time.Time     // when accept began to fail
+	failures int           // failed accepts since then
+	probing  bool          // the accept after a back-off has a deadline; accept goroutine only
+}
+
+// deadliner is a listener whose Accept can be given a deadline
+// (*net.TCPListener, *net.UnixListener).
+type deadliner interface{ SetDeadline(time.Time) error }
+
+// Guard returns ln guarded as the Hub's listener called name ("tcp",
+// "http", ...), with TLS over the guard when tc is not nil. Accept admits
+// each connection to the budget of connections not yet authenticated
+// (Limits.MaxUnauthenticated and MaxUnauthenticatedPerPeer; a Unix
+// socket's peers by uid), closing at once those past it, and it returns
+// an error only once ln is closed: an error that is not the peer's backs
+// off (5 ms doubling to 1 s) and accepts again, and /healthz answers 503
+// naming "listener <name>" until the listener accepts again (a connection,
+// or an accept that waits 100 ms without error). Closing the returned
+// listener closes ln and ends a back-off at once. Serve the result with
+// ServeLines or HTTPServer.
+func (h *Hub) Guard(name string, ln net.Listener, tc *tls.Config) net.Listener {
+	g := &guardedListener{Listener: ln, name: name, hub: h, tls: tc, done: make(chan struct{})}
+	h.mu.Lock()
+	h.guards[g] = struct{}{}
+	h.mu.Unlock()
+	return g
+}
+
+// Accept returns the next connection admitted, or ln's error once ln is
+// closed.
+func (g *guardedListener) Accept() (net.Conn, error) {
+	for {
+		c, err := g.Listener.Accept()
+		if err == nil {
+			g.accepting()
+			if gc := g.hub.admitConn(c); gc != nil {
+				if g.tls != nil {
+					return tls.Server(gc, g.tls), nil
+				}
+				return gc, nil
+			}
+			c.Close()
+			continue
+		}
+		if g.isClosed() || errors.Is(err, net.ErrClosed) {
+			return nil, err
+		}
+		var ne net.Error
+		switch {
+		case g.probing && errors.As(err, &ne) && ne.Timeout():
+			g.accepting() // it waited without error: it can accept
+		case peersFault(err):
+			// That connection is gone; the next may be fine.
+		case !g.backOff(err):
+			return nil, net.ErrClosed
+		default:
+			g.probe()
+		}
+	}
+}
+
+// probe gives the accept after a back-off a short deadline, where the
+// listener allows one: an accept that neither fails nor finds a peer
+// within it shows that the listener can accept again even if nobody
+// connects.
+func (g *guardedListener) probe() {
+	if d, ok := g.Listener.(deadliner); ok && d.SetDeadline(time.Now().Add(acceptProbe)) == nil {
+		g.probing = true
+	}
+}
+
+// Close closes the listener and ends a back-off wait.
+func (g *guardedListener) Close() error {
+	g.closeOnce.Do(func() {
+		close(g.done)
+		g.hub.mu.Lock()
+		delete(g.hub.guards, g)
+		g.hub.mu.Unlock()
+	})
+	return g.Listener.Close()
+}
+
+func (g *guardedListener) isClosed() bool {
+	select {
+	case <-g.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// backOff waits before the next accept, longer at each failure in a row.
+// It reports false when the listener was closed meanwhile.
+func (g *guardedListener) backOff(err error) bool {
+	g.hub.stats.acceptErrors.Add(1)
+	g.mu.Lock()
+	if g.delay == 0 {
+		g.delay, g.since, g.failures = acceptBackoffMin, g.hub.clk.Now(), 0
+		g.hub.log.Warn("listener cannot accept; backing off and trying again", "listener", g.name, "err", err)
+	} else {
+		g.delay = min(2*g.delay, acceptBackoffMax)
+	}
+	g.failures++
+	d := g.delay
+	g.mu.Unlock()
+	wake := make(chan struct{})
+	t := g.hub.clk.AfterFunc(d, func() { close(wake) })
+	defer t.Stop()
+	select {
+	case <-wake:
+		return true
+	case <-g.done:
+		return false
+	}
+}
+
+// accepting notes that the listener accepts: a back-off is over.
+func (g *guardedListener) accepting() {
+	if g.probing {
+		g.probing = false
+		g.Listener.(deadliner).SetDeadline(time.Time{})
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.delay == 0 {
+		return
+	}
+	g.hub.log.Info("listener accepting again", "listener", g.name,
+		"failed_for", g.hub.clk.Now().Sub(g.since).Round(time.Millisecond), "failed_accepts", g.failures)
+	g.delay = 0
+}
+
+// backingOff reports whether the listener is failing to accept.
+func (g *guardedListener) backingOff() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.delay != 0
+}
+
+// listenersDown returns, sorted, "listener <name>" for each guarded
+// listener that is backing off instead of accepting.
+func (h *Hub) listenersDown() []string {
+	h.mu.RLock()
+	var down []string
+	for g := range h.guards {
+		if g.backingOff() {
+			down = append(down, "listener "+g.name)
+		}
+	}
+	h.mu.RUnlock()
+	sort.Strings(down)
+	return down
+}
+
+// peersFault reports whether an accept error is about the one connection
+// being accepted (it went away, or a firewall refused it), not about the
+// gateway: the next accept may go on at once.
+func peersFault(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return true
+	}
+	for _, e := range []syscall.Errno{syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EPROTO, syscall.EPERM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// admitConn takes a ticket for c from the budget of its kind — the Unix
+// socket's by peer uid, the network's by remote address — and returns c
+// holding it, or nil (counted as refused) when the budget is used up.
+func (h *Hub) admitConn(c net.Conn) *guardedConn {
+	budget, peer, exempt := h.netBudget, hostOf(c.RemoteAddr().String()), false
+	if uc, ok := innermost(c).(*net.UnixConn); ok {
+		budget = h.unixBudget
+		peer, exempt = unixPeer(uc)
+	}
+	t := budget.take(peer, exempt)
+	if t == nil {
+		h.stats.refused.Add(1)
+		return nil
+	}
+	return &guardedConn{Conn: c, peer: peer, ticket: t}
+}
+
+// guardedConn is a connection admitted by a guardedListener. Closing it
+// gives its ticket back (if authentication has not already).
+type guardedConn struct {
+	net.Conn
+	peer   string // the budget's key: remote address, or "uid:N"
+	ticket *ticket
+
+	httpIdle     atomic.Bool // HTTP: between requests (ConnState)
+	readTimedOut atomic.Bool // a read hit its deadline
+}
+
+func (c *guardedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	var ne net.Error
+	if err != nil && errors.As(err, &ne) && ne.Timeout() {
+		c.readTimedOut.Store(true)
+	}
+	return n, err
+}
+
+func (c *guardedConn) Close() error {
+	c.ticket.release()
+	return c.Conn.Close()
+}
+
+// netConner is a connection over another one (*tls.Conn).
+type netConner interface{ NetConn() net.Conn }
+
+// guardedOf returns the guardedConn c is or runs over, or nil.
+func guardedOf(c net.Conn) *guardedConn {
+	for c != nil {
+		if g, ok := c.(*guardedConn); ok {
+			return g
+		}
+		nc, ok := c.(netConner)
+		if !ok {
+			return nil
+		}
+		c = nc.NetConn()
+	}
+	return nil
+}
+
+// innermost returns the connection at the bottom of c (a TLS connection's
+// socket).
+func innermost(c net.Conn) net.Conn {
+	for {
+		nc, ok := c.(netConner)
+		if !ok {
+			return c
+		}
+		c = nc.NetConn()
+	}
+}
