@@ -33,6 +33,7 @@ type entryLine struct {
 	Confirmation string            `json:"confirmation"`
 	Reason       string            `json:"reason"`
 	Count        int               `json:"count"`
+	By           []audit.Tally     `json:"by"`
 }
 
 func entries(t *testing.T, log *audit.Log) []entryLine {

@@ -30,6 +30,10 @@ func (s *session) authenticate(rawToken json.RawMessage) (_ token.Entry, tok str
 	h.stats.unauthorized.Add(1)
 	if h.auth.fail(peer) {
 		h.stats.rateLimited.Add(1)
+		// Counted, not recorded one by one: the count entry is written
+		// once a window while the flood lasts, and after it.
+		h.auditCounted(anonymous(peer), audit.Entry{Action: "initialize", Outcome: "unauthorized",
+			Error: &audit.ErrorInfo{Code: openhal.CodeUnauthorized, Reason: "rate_limited"}})
 		return token.Entry{}, "", errorf(openhal.CodeUnauthorized, "rate_limited",
 			"too many failed attempts from %s; this connection is closed", peer), true
 	}
@@ -63,15 +67,4 @@ func (s *session) presentedToken(rawToken json.RawMessage) (tok, reason, msg str
 // anonymous is the principal of a peer that has not authenticated.
 func anonymous(peer string) openhal.Principal {
 	return openhal.Principal{Kind: "anonymous", Name: peer}
-}
-
-// recordRateLimited records, one entry per peer, how many answers each
-// peer got while it was rate limited (the limiter calls it at most once a
-// window while a flood lasts, and once more after it ends).
-func (h *Hub) recordRateLimited(counts []peerCount) {
-	entries := make([]audit.Entry, len(counts))
-	for i, c := range counts {
-		entries[i] = audit.Entry{Principal: anonymous(c.peer), Action: "initialize", Outcome: "unauthorized", Reason: "rate_limited", Count: c.n}
-	}
-	h.record(entries...) // a failure is logged by record; there is no client to tell
 }

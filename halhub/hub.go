@@ -200,7 +200,7 @@ func New(reg *device.Registry, opt Options) *Hub {
 	h.coalesce = newCoalescer(opt.Clock, coalesceRates, h.recordCount)
 	h.auth = newAuthLimiter(authLimits{
 		failures: opt.AuthFailures, window: opt.AuthWindow, peers: opt.Limits.AuthTrackedPeers,
-	}, opt.Clock, h.recordRateLimited)
+	}, opt.Clock)
 	lim := opt.Limits
 	h.netBudget = newPeerBudget(lim.MaxUnauthenticatedPerPeer, lim.MaxUnauthenticated)
 	h.unixBudget = newPeerBudget(lim.MaxUnauthenticatedPerPeer, lim.MaxUnauthenticated)
@@ -272,7 +272,6 @@ func (h *Hub) SetTokens(t *token.Table) {
 func (h *Hub) Close() {
 	h.unsub()
 	h.cancel()
-	h.auth.close()
 	h.mu.RLock()
 	all := make([]*session, 0, len(h.sessions))
 	for s := range h.sessions {
