@@ -71,9 +71,12 @@ type Options struct {
 	Now          func() time.Time
 	Logger       *slog.Logger
 
-	// Test hooks. sync makes a written file durable (default f.Sync);
-	// enqueued sees the queue's length after each request is queued.
-	sync     func(f *os.File) error
+	// SyncFile is the fault-injection hook that makes a written file
+	// durable; nil means (*os.File).Sync.
+	SyncFile func(f *os.File) error
+
+	// Test hook: enqueued sees the queue's length after each request is
+	// queued.
 	enqueued func(queued int)
 }
 
@@ -151,8 +154,8 @@ func Open(dir string, opt Options) (*Log, error) {
 	if opt.Logger == nil {
 		opt.Logger = slog.Default()
 	}
-	if opt.sync == nil {
-		opt.sync = (*os.File).Sync
+	if opt.SyncFile == nil {
+		opt.SyncFile = (*os.File).Sync
 	}
 	if err := makeDir(dir); err != nil {
 		return nil, fmt.Errorf("open audit log: %w", err)

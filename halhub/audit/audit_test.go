@@ -236,7 +236,7 @@ func TestGroupCommit(t *testing.T) {
 	const n = 50
 	syncHook, entered, gate := gatedSync()
 	queued := make(chan int, 2*n)
-	l := openLog(t, t.TempDir(), Options{sync: syncHook, enqueued: func(q int) { queued <- q }})
+	l := openLog(t, t.TempDir(), Options{SyncFile: syncHook, enqueued: func(q int) { queued <- q }})
 	errs := make(chan error, n)
 	appendOne := func() {
 		_, err := l.Append(context.Background(), write("w"))
@@ -316,7 +316,7 @@ func (s *syncedSeqs) has(seqs []uint64) bool {
 func TestAppendReturnsAfterSync(t *testing.T) {
 	const goroutines, each = 32, 50
 	synced := &syncedSeqs{seqs: make(map[uint64]bool)}
-	l := openLog(t, t.TempDir(), Options{sync: synced.sync})
+	l := openLog(t, t.TempDir(), Options{SyncFile: synced.sync})
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
 	for g := range goroutines {
@@ -357,7 +357,7 @@ func TestAppendReturnsAfterSync(t *testing.T) {
 
 func TestProbe(t *testing.T) {
 	syncHook, entered, gate := gatedSync()
-	l := openLog(t, t.TempDir(), Options{sync: syncHook})
+	l := openLog(t, t.TempDir(), Options{SyncFile: syncHook})
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := l.Probe(ctx); err != nil {
@@ -387,7 +387,7 @@ func TestProbe(t *testing.T) {
 func TestAppendAfterCancel(t *testing.T) {
 	dir := t.TempDir()
 	syncHook, entered, gate := gatedSync()
-	l := openLog(t, dir, Options{sync: syncHook})
+	l := openLog(t, dir, Options{SyncFile: syncHook})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		<-entered
@@ -409,7 +409,7 @@ func TestClose(t *testing.T) {
 	dir := t.TempDir()
 	syncHook, entered, gate := gatedSync()
 	queued := make(chan int, 4)
-	l := openLog(t, dir, Options{sync: syncHook, enqueued: func(q int) { queued <- q }})
+	l := openLog(t, dir, Options{SyncFile: syncHook, enqueued: func(q int) { queued <- q }})
 	results := make(chan []uint64, 2)
 	appendOne := func() {
 		seqs, err := l.Append(context.Background(), write("w"))

@@ -129,7 +129,7 @@ func (w *writer) flush(b []byte, reqs []*request) error {
 		return fmt.Errorf("write %s: %w", w.f.Name(), err)
 	}
 	w.l.writes.Add(1)
-	if err := w.l.opt.sync(w.f); err != nil {
+	if err := w.l.opt.SyncFile(w.f); err != nil {
 		w.fi = nil
 		return fmt.Errorf("sync %s: %w", w.f.Name(), err)
 	}
