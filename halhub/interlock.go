@@ -68,10 +68,12 @@ type driveBack struct {
 var interlockPrincipal = openhal.Principal{Kind: openhal.KindHub, Name: "interlock"}
 
 // guardInterlock holds w's device if w takes it away from safe and it has
-// an interlock, and returns what settles it; call that in the same turn.
+// an interlock (and a safe value to go back to), and returns what settles
+// it; call that in the same turn.
 func (h *Hub) guardInterlock(w *writeAttempt) (settle func()) {
 	r := h.safety.rules[w.f.id]
-	if w.safe || len(r.Interlock) == 0 {
+	w.guard = nil // an approved confirmation's attempt was guarded once already
+	if w.safe || len(r.Interlock) == 0 || w.f.desc.Safe == nil {
 		return func() {}
 	}
 	w.guard = &interlockGuard{rules: r}
