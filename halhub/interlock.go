@@ -65,7 +65,9 @@ type driveBack struct {
 }
 
 // interlockPrincipal drives devices back when an interlock breaks.
-var interlockPrincipal = openhal.Principal{Kind: openhal.KindHub, Name: "interlock"}
+func interlockPrincipal() openhal.Principal {
+	return openhal.Principal{Kind: openhal.KindHub, Name: "interlock"}
+}
 
 // guardInterlock holds w's device if w takes it away from safe and it has
 // an interlock (and a safe value to go back to), and returns what settles
@@ -120,7 +122,7 @@ func (h *Hub) settleLook(w *writeAttempt) {
 		case g.touched:
 			g.back = h.toSafe(w.f, broken, w.value, w.principal, true)
 		case away:
-			g.back = h.toSafe(w.f, broken, from, interlockPrincipal, false)
+			g.back = h.toSafe(w.f, broken, from, interlockPrincipal(), false)
 		default:
 			return
 		}
@@ -157,7 +159,7 @@ func (h *Hub) enforceInterlock(id string, r device.Rules) {
 	if err != nil {
 		broken := h.brokenCondition(r)
 		busy := newError(openhal.CodeTimeout, "device_busy", "earlier writes to "+id+" did not finish in time", data{"device": id})
-		h.finishDriveBack(&driveBack{w: safeAttempt(f, broken), err: busy, from: from, writer: interlockPrincipal})
+		h.finishDriveBack(&driveBack{w: safeAttempt(f, broken), err: busy, from: from, writer: interlockPrincipal()})
 		return
 	}
 	defer t.leave()
@@ -166,7 +168,7 @@ func (h *Hub) enforceInterlock(id string, r device.Rules) {
 	if !away || broken == "" {
 		return
 	}
-	h.finishDriveBack(h.toSafe(f, broken, from, interlockPrincipal, false))
+	h.finishDriveBack(h.toSafe(f, broken, from, interlockPrincipal(), false))
 }
 
 // toSafe writes f's safe value to the device, in the turn its caller
@@ -186,7 +188,7 @@ func (h *Hub) toSafe(f found, broken string, from any, writer openhal.Principal,
 
 // safeAttempt is the Hub's write of f's safe value for a broken interlock.
 func safeAttempt(f found, broken string) *writeAttempt {
-	return &writeAttempt{f: f, principal: interlockPrincipal, value: f.desc.Safe, reason: broken, timeout: safeDeadline, safe: true}
+	return &writeAttempt{f: f, principal: interlockPrincipal(), value: f.desc.Safe, reason: broken, timeout: safeDeadline, safe: true}
 }
 
 // finishDriveBack records and publishes a drive-back (or records its
