@@ -70,6 +70,10 @@ type HubConfig struct {
 	SafeOnShutdown bool `yaml:"safeOnShutdown"`
 	// TLS is the certificate of the wss and tls listeners.
 	TLS TLSFiles `yaml:"tls"`
+	// AllowedOrigins are the host patterns of web pages on other sites
+	// than the gateway's own that may open its WebSocket (halhub
+	// Options.AllowedOrigins); none by default.
+	AllowedOrigins []string `yaml:"allowedOrigins"`
 }
 
 // ListenConfig says where the Hub listens. An empty address disables that

@@ -26,6 +26,7 @@ func TestDefault(t *testing.T) {
 				HTTPIdleTimeout: time.Minute, AuthTrackedPeers: 4096,
 			},
 			SafeOnShutdown: true,
+			AllowedOrigins: []string{},
 		},
 		Sim:      sim.Config{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
 		Adapters: AdaptersConfig{Enabled: []string{}, User: "gateway-adapter"},
@@ -85,7 +86,8 @@ sim:
 					AuthFailures: 5, AuthWindow: time.Minute,
 					MaxUnauthenticated: 32, MaxUnauthenticatedPerPeer: 2, InitMessageBytes: 4096,
 					HTTPIdleTimeout: 5 * time.Second, AuthTrackedPeers: 100},
-				MetricsPublic: true,
+				MetricsPublic:  true,
+				AllowedOrigins: []string{},
 			}
 			c.Sim = sim.Config{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
 		}},
@@ -111,6 +113,9 @@ hub:
 		{"host names", "board: sim\nhub:\n  listen: {http: 'localhost:0', tcp: 'gw-1.lan:7751'}\n", func(c *Config) {
 			c.Hub.Listen.HTTP, c.Hub.Listen.TCP = "localhost:0", "gw-1.lan:7751"
 		}},
+		{"allowed origins", "board: sim\nhub:\n  allowedOrigins: [console.lan:8080, '*.lab.example', 'https://ops.example']\n", func(c *Config) {
+			c.Hub.AllowedOrigins = []string{"console.lan:8080", "*.lab.example", "https://ops.example"}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -132,6 +137,7 @@ func TestParseErrors(t *testing.T) {
 	lim := func(s string) string { return "board: sim\nhub:\n  limits:\n" + s }
 	lis := func(s string) string { return "board: sim\nhub:\n  listen:\n" + s }
 	sim := func(s string) string { return "board: sim\nsim:\n" + s }
+	hub := func(s string) string { return "board: sim\nhub:\n" + s }
 	tests := []struct {
 		name, yaml, want string
 	}{
@@ -201,6 +207,13 @@ func TestParseErrors(t *testing.T) {
 		{"adapter user empty", "board: sim\nadapters:\n  user: \"\"\n", `adapters.user: "" is not a user name`},
 		{"adapter user bad", "board: sim\nadapters:\n  user: \"a b\"\n", `adapters.user: "a b" is not a user name`},
 		{"threshold not finite", sim("  temperatureThreshold: .inf\n"), "sim.temperatureThreshold: want a finite number, got +Inf"},
+		{"any origin", hub("  allowedOrigins: [console.lan, '*']\n"), `hub.allowedOrigins[1]: "*" lets a page from any site reach the Hub; name the sites`},
+		{"any origin with a port", hub("  allowedOrigins: ['*:*']\n"), `hub.allowedOrigins[0]: "*:*" lets a page from any site reach the Hub; name the sites`},
+		{"any origin with a scheme", hub("  allowedOrigins: ['https://*']\n"), `hub.allowedOrigins[0]: "https://*" lets a page from any site reach the Hub; name the sites`},
+		{"empty origin", hub("  allowedOrigins: ['']\n"), `hub.allowedOrigins[0]: want a host pattern such as console.lan:8080 or *.lan, got ""`},
+		{"bad origin pattern", hub("  allowedOrigins: ['console[.lan']\n"), `hub.allowedOrigins[0]: "console[.lan" is not a pattern: syntax error in pattern`},
+		{"origin with a path", hub("  allowedOrigins: ['https://console.lan/app']\n"), `hub.allowedOrigins[0]: want host[:port] or scheme://host[:port], without path or user, got "https://console.lan/app"`},
+		{"origins not a list", hub("  allowedOrigins: console.lan\n"), `hub.allowedOrigins: want a list ([] for none), got "console.lan"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

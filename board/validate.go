@@ -5,6 +5,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	pathpkg "path"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -58,6 +59,7 @@ func (c *Config) checkOn(t target, known bool) Errors {
 	v.listen(c.Hub.Listen)
 	v.limits(c.Hub.Limits)
 	v.tlsFiles(c.Hub.TLS)
+	v.allowedOrigins(c.Hub.AllowedOrigins)
 	v.simBoard(c.Sim)
 	v.devices(c, t, known)
 	v.adapters(c.Adapters)
@@ -247,4 +249,41 @@ func (v *validator) adapters(a AdaptersConfig) {
 	if a.User == "" || strings.ContainsAny(a.User, ": \t\n\x00/") {
 		v.add("adapters.user", "%q is not a user name", a.User)
 	}
+}
+
+// allowedOrigins checks the host patterns of hub.allowedOrigins: each a
+// path.Match pattern of an Origin's host[:port] (or scheme://host[:port]),
+// none so wide that it lets any site's pages in.
+func (v *validator) allowedOrigins(patterns []string) {
+	for i, p := range patterns {
+		path := fmt.Sprintf("hub.allowedOrigins[%d]", i)
+		target := strings.TrimPrefix(strings.TrimPrefix(p, "https://"), "http://")
+		_, err := pathpkg.Match(p, "")
+		switch {
+		case p == "":
+			v.add(path, "want a host pattern such as console.lan:8080 or *.lan, got \"\"")
+		case err != nil:
+			v.add(path, "%q is not a pattern: %v", p, err)
+		case strings.ContainsAny(target, "/?#@ \t"):
+			v.add(path, "want host[:port] or scheme://host[:port], without path or user, got %q", p)
+		case matchesAnySite(p):
+			v.add(path, "%q lets a page from any site reach the Hub; name the sites", p)
+		}
+	}
+}
+
+// matchesAnySite reports whether an origin pattern matches two unrelated
+// sites of one scheme, with and without a port, as "*" does.
+func matchesAnySite(p string) bool {
+	p = strings.ToLower(p)
+	for _, scheme := range []string{"", "http://", "https://"} {
+		for _, a := range []string{"a.example", "a.example:1234"} {
+			ok1, _ := pathpkg.Match(p, scheme+a)
+			ok2, _ := pathpkg.Match(p, scheme+"192.0.2.7:8080")
+			if ok1 && ok2 {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -14,7 +14,7 @@ import (
 type safetyLoop struct {
 	mu     sync.Mutex
 	values []device.Event // values of devices with a maxOnMs rule, in seq order
-	dirty  bool           // an interlock source changed
+	dirty  bool           // an interlock source or an interlocked device changed
 	stops  []string       // stop buttons pressed, in order
 	wake   chan struct{}  // has a token when there is work
 	probes []chan struct{}
@@ -36,7 +36,8 @@ func (h *Hub) noteSafety(e device.Event) {
 		}
 	}
 	r, hasRules := h.safety.rules[e.Device]
-	source := h.safety.interlockSource(e.Device)
+	source := h.safety.interlockSource(e.Device) ||
+		(e.Kind == device.EventValue && h.safety.interlocked(e.Device))
 	maxOn := hasRules && r.MaxOn > 0 && e.Kind == device.EventValue
 	if !source && !maxOn {
 		return

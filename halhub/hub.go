@@ -128,6 +128,12 @@ type Options struct {
 	// closes (see Connections): the gateway's status line follows it. It
 	// must not block.
 	OnSessions func()
+	// AllowedOrigins are host patterns (path.Match, against the Origin's
+	// host[:port], or its scheme://host[:port] when the pattern has
+	// "://") of web pages from other sites that may open a WebSocket. A
+	// browser's upgrade whose Origin names another site than the
+	// request's Host and matches none is refused with 403.
+	AllowedOrigins []string
 }
 
 // Hub serves one registry.

@@ -59,8 +59,9 @@ func TestMessageSizeLimit(t *testing.T) {
 	}
 }
 
-// A line far over the limit is discarded as it streams: the Hub answers
-// too_large once the line ends, without holding it.
+// A line far over the limit is not held: the Hub answers too_large as
+// soon as the limit passes, and reads what the client still sends until
+// it closes, so that the client sees the answer rather than a reset.
 func TestMessageFarTooLargeTCP(t *testing.T) {
 	t.Parallel()
 	th := newTestHub(t, func(o *Options) { o.Limits.MaxMessageBytes = 4096 })

@@ -23,10 +23,11 @@ type safety struct {
 	mu      sync.Mutex
 	windows map[string][]time.Time // accepted writes in the last second
 	maxOn   map[string]clock.Timer // running maxOnMs timers
+	held    map[string]int         // devices a guarded write holds (interlock.go)
 }
 
 func newSafety(clk clock.Clock, rules map[string]device.Rules) *safety {
-	s := &safety{clk: clk, rules: rules, dependents: map[string][]string{}, windows: map[string][]time.Time{}, maxOn: map[string]clock.Timer{}}
+	s := &safety{clk: clk, rules: rules, dependents: map[string][]string{}, windows: map[string][]time.Time{}, maxOn: map[string]clock.Timer{}, held: map[string]int{}}
 	for id, r := range rules {
 		for _, c := range r.Interlock {
 			s.dependents[c.Device] = append(s.dependents[c.Device], id)
@@ -159,30 +160,38 @@ func (h *Hub) maxOnExpired(id string, d time.Duration) {
 // every client why (spec §6: an interlock is enforced all the time).
 func (h *Hub) enforceInterlocks() {
 	for id, r := range h.safety.rules {
-		if len(r.Interlock) == 0 {
-			continue
+		if len(r.Interlock) > 0 {
+			h.enforceInterlock(id, r)
 		}
-		desc, ok := h.reg.Describe(id)
-		snap, has := h.reg.Value(id)
-		if !ok || desc.Safe == nil || !has || device.Equal(snap.Value, desc.Safe) {
-			continue
-		}
-		broken := h.brokenCondition(r)
-		if broken == "" {
-			continue
-		}
-		p := openhal.Principal{Kind: openhal.KindHub, Name: "interlock"}
-		err := h.driveSafe(id, p, broken, safeDeadline)
-		reason := broken + "; driven to its safe value"
-		if err != nil {
-			reason = broken + "; driving it safe failed: " + err.Message
-			h.log.Error("interlock: could not drive device safe", "device", id, "err", err.Message)
-		}
-		h.broadcast(openhal.NotifyBlocked, id, openhal.BlockedParams{
-			Device: id, Value: snap.Value, Principal: p, Rule: openhal.RuleInterlock, Reason: reason, TS: h.clk.Now().UTC(),
-		})
 	}
 }
 
 // interlockSource reports whether a change of id can break an interlock.
 func (s *safety) interlockSource(id string) bool { return len(s.dependents[id]) > 0 }
+
+// interlocked reports whether id has an interlock of its own: its values
+// wake the loop too (a device that publishes its own value may do it
+// after its write was settled).
+func (s *safety) interlocked(id string) bool { return len(s.rules[id].Interlock) > 0 }
+
+// hold marks id as held by a guarded write, release unmarks it, isHeld
+// tells the safety loop (interlock.go).
+func (s *safety) hold(id string) {
+	s.mu.Lock()
+	s.held[id]++
+	s.mu.Unlock()
+}
+
+func (s *safety) release(id string) {
+	s.mu.Lock()
+	if s.held[id]--; s.held[id] <= 0 {
+		delete(s.held, id)
+	}
+	s.mu.Unlock()
+}
+
+func (s *safety) isHeld(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held[id] > 0
+}

@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"io"
 	"net"
+	"sync/atomic"
+	"time"
 
 	"gateway/jsonrpc"
 )
@@ -16,7 +19,14 @@ type lineTransport struct {
 	lr   *jsonrpc.LineReader
 	bw   *bufio.Writer
 	addr string
+	cut  atomic.Bool // a line too long ended the stream: close lingers
 }
+
+// lingerAfterCut is how long a connection cut for a line too long is
+// still read, and what comes discarded, once the answer is written:
+// closing a socket with unread data resets it, and the client would lose
+// the answer.
+const lingerAfterCut = time.Second
 
 // ServeLines accepts TCP or Unix connections on ln until ln is closed. A
 // listener that Guard did not return is guarded here, named for its
@@ -53,10 +63,14 @@ func (h *Hub) ServeLines(ln net.Listener) error {
 // raiseLimit lets an authenticated peer send lines up to maxBytes.
 func (t *lineTransport) raiseLimit(maxBytes int) { t.lr.SetMax(maxBytes) }
 
+// read returns the next line. A line over the limit is reported as soon
+// as the limit passes, without waiting for its newline, which a peer may
+// never send (spec §2: the Hub answers too_large and closes).
 func (t *lineTransport) read(context.Context) ([]byte, error) {
 	for {
-		line, err := t.lr.Next()
+		line, err := t.lr.NextStrict()
 		if errors.Is(err, jsonrpc.ErrLineTooLong) {
+			t.cut.Store(true)
 			return nil, errTooLarge
 		}
 		if err != nil {
@@ -81,7 +95,23 @@ func (t *lineTransport) write(_ context.Context, msgs [][]byte) error {
 	return t.bw.Flush()
 }
 
-func (t *lineTransport) close() error { return t.c.Close() }
+// close closes the connection. After a line too long it first ends the
+// sending side, then reads and discards what the client still sends for
+// lingerAfterCut before closing, in the background.
+func (t *lineTransport) close() error {
+	if !t.cut.Load() {
+		return t.c.Close()
+	}
+	if cw, ok := t.c.(interface{ CloseWrite() error }); ok {
+		cw.CloseWrite()
+	}
+	go func() {
+		t.c.SetReadDeadline(time.Now().Add(lingerAfterCut))
+		io.Copy(io.Discard, t.c)
+		t.c.Close()
+	}()
+	return nil
+}
 
 // shutdown closes: every answer has been written by now, and a line
 // transport has no close message of its own.

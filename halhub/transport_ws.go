@@ -2,6 +2,7 @@ package halhub
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -34,10 +35,12 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 		s.ticket = g.ticket
 	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{
-		// A token is needed for anything, and a browser cannot attach one
-		// by itself (no cookies are used), so the origin protects nothing
-		// here: browser consoles from any origin may connect.
-		InsecureSkipVerify: true,
+		// A browser sends the Origin of the page that opens the socket:
+		// one from another site than the gateway's own (the request's
+		// Host) or those configured is refused with 403, so that a web
+		// page open in an operator's browser cannot reach the Hub, not
+		// even to try tokens. Clients that send no Origin pass.
+		OriginPatterns: h.opt.AllowedOrigins,
 	})
 	if err != nil {
 		return // Accept has answered the client
@@ -61,10 +64,20 @@ func (t *wsTransport) raiseLimit(maxBytes int) {
 	t.c.SetReadLimit(int64(maxBytes) + 4096)
 }
 
+// errBinaryMessage ends a connection that sent a binary message.
+var errBinaryMessage = errors.New("binary WebSocket message")
+
+// read returns the next text message. A binary message is refused with
+// close 1003 (unsupported data), which ends the connection (spec §2:
+// messages are text).
 func (t *wsTransport) read(ctx context.Context) ([]byte, error) {
-	_, r, err := t.c.Reader(ctx)
+	typ, r, err := t.c.Reader(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if typ != websocket.MessageText {
+		t.c.Close(websocket.StatusUnsupportedData, "messages are JSON text; binary messages are refused")
+		return nil, errBinaryMessage
 	}
 	buf, err := io.ReadAll(io.LimitReader(r, int64(t.max)+1))
 	if err != nil {

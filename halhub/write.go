@@ -40,6 +40,9 @@ type writeAttempt struct {
 	// confirmation is the id of the approved request this write carries
 	// out, for the audit log.
 	confirmation string
+	// guard follows a write away from safe of a device with an interlock
+	// from its check to its answer (interlock.go); nil for others.
+	guard *interlockGuard
 }
 
 // simInput is a device of a simulated board that plays the outside world:
@@ -162,6 +165,10 @@ func (h *Hub) write(w *writeAttempt, t *turn) (any, *jsonrpc.Error) {
 		if h.stop.isEngaged() {
 			return nil, newError(openhal.CodeStopped, "stopped", "the emergency stop is engaged: only safe values may be written until an admin resumes", data{"device": w.f.id})
 		}
+		// Held from before the rules are checked until after the write is
+		// published; the settling, still in the device's turn, drives it
+		// back if an interlock broke meanwhile (interlock.go).
+		defer h.guardInterlock(w)()
 		if err := h.checkRules(w); err != nil {
 			h.broadcast(openhal.NotifyBlocked, w.f.id, openhal.BlockedParams{
 				Device: w.f.id, Value: w.value, Principal: w.principal, Rule: ruleOf(err), Reason: err.Message, TS: h.clk.Now().UTC(),
@@ -181,18 +188,39 @@ func (h *Hub) write(w *writeAttempt, t *turn) (any, *jsonrpc.Error) {
 
 // apply hands the value to the device, records it in the audit log and
 // publishes it — in that order, so that the log shows a write before
-// anything it sets off (an interlock reacting to the new value).
+// anything it sets off (an interlock reacting to the new value). A guarded
+// write is checked against its interlock again as soon as the device has
+// it, before the record's sync (interlock.go).
 func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error) {
+	res, err := h.toDevice(ctx, w)
+	h.catchBreak(w)
+	if err != nil {
+		return nil, err
+	}
+	return h.commit(w, res)
+}
+
+// toDevice hands the value to the device. A timeout leaves the device in
+// fault: the outcome is unknown.
+func (h *Hub) toDevice(ctx context.Context, w *writeAttempt) (device.WriteResult, *jsonrpc.Error) {
 	f := w.f
 	res, err := f.dev.(device.Writer).Write(ctx, device.WriteRequest{Value: w.value, Reply: w.reply})
 	if err != nil && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil) {
 		h.reg.SetState(f.id, device.StateFault, "write timed out: outcome unknown")
-		return nil, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time; its state is unknown", data{"device": f.id})
+		return res, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time; its state is unknown", data{"device": f.id})
 	}
 	h.noteOutcome(f, err)
 	if err != nil {
-		return nil, deviceFault("write", f.id, err)
+		return res, deviceFault("write", f.id, err)
 	}
+	return res, nil
+}
+
+// commit records a write the device took in the audit log, then publishes
+// its value (unless the device publishes its own: Keep), and builds the
+// answer.
+func (h *Hub) commit(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Error) {
+	f := w.f
 	auditErr := h.record(audit.Entry{Principal: w.principal, Action: "write", Device: f.id, Value: w.value,
 		Outcome: "applied", Confirmation: w.confirmation, Reason: w.reason})
 	out := openhal.WriteResult{Status: openhal.StatusApplied, Device: f.id, Value: w.value}

@@ -41,6 +41,12 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 // protocol ends lines with '\n' alone. A read error other than io.EOF is
 // returned once the line in progress is given up, and from then on.
 func (l *LineReader) Next() ([]byte, error) {
+	return l.next(false)
+}
+
+// next reads one line; a line too long is discarded to its end, or with
+// strict ends the stream at once.
+func (l *LineReader) next(strict bool) ([]byte, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
@@ -49,6 +55,10 @@ func (l *LineReader) Next() ([]byte, error) {
 	case nil:
 		line = line[:len(line)-1]
 	case bufio.ErrBufferFull:
+		if strict {
+			l.err = ErrLineTooLong
+			return nil, l.err
+		}
 		return nil, l.discard()
 	default:
 		l.err = err
@@ -57,9 +67,22 @@ func (l *LineReader) Next() ([]byte, error) {
 		}
 	}
 	if len(line) > l.max { // bufio's buffer is at least 16 bytes
+		if strict {
+			l.err = ErrLineTooLong
+		}
 		return nil, ErrLineTooLong
 	}
 	return line, nil
+}
+
+// NextStrict is Next for a stream that ends at a line too long: as soon
+// as more than max bytes have come without a '\n', it returns
+// ErrLineTooLong, without waiting for the line's end (a peer may never
+// send it), and the reader is spent: every later call returns
+// ErrLineTooLong. The HAL's line transports answer and close then; the
+// adapter protocol, which goes on after such a line, uses Next.
+func (l *LineReader) NextStrict() ([]byte, error) {
+	return l.next(true)
 }
 
 // discard drops the rest of a line too long, one buffer at a time.

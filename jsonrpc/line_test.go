@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+	"time"
 )
 
 // result is one Next call's outcome, for comparing.
@@ -196,5 +197,48 @@ func TestLineReaderSetMax(t *testing.T) {
 				t.Errorf("lines %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestNextStrict: NextStrict reports a line too long as soon as max+1
+// bytes have come, from a peer that never sends the newline, and the
+// reader stays spent; lines within the limit read as with Next.
+func TestNextStrict(t *testing.T) {
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	go func() {
+		io.WriteString(pw, "short\n")
+		io.WriteString(pw, strings.Repeat("x", 2048)) // and nothing more, ever
+	}()
+	l := NewLineReader(pr, 1024)
+	if line, err := l.NextStrict(); err != nil || string(line) != "short" {
+		t.Fatalf("NextStrict = %q, %v; want short", line, err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := l.NextStrict(); done <- err }()
+	select {
+	case err := <-done:
+		if err != ErrLineTooLong {
+			t.Fatalf("NextStrict = %v, want ErrLineTooLong", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("NextStrict waited for the end of a line too long")
+	}
+	pw.Close()
+	if _, err := l.NextStrict(); err != ErrLineTooLong {
+		t.Errorf("NextStrict after a line too long = %v, want ErrLineTooLong again", err)
+	}
+	// With a newline in time it reads as Next does, and still ends there.
+	l = NewLineReader(strings.NewReader("ok\n"+strings.Repeat("y", 33)+"\nafter\n"), 32)
+	var got []result
+	for range 3 {
+		line, err := l.NextStrict()
+		got = append(got, result{string(line), err})
+	}
+	want := []result{{"ok", nil}, {"", ErrLineTooLong}, {"", ErrLineTooLong}}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("NextStrict %d = %v, want %v", i, got[i], want[i])
+		}
 	}
 }

@@ -97,6 +97,8 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 		AuthWindow:   cfg.Hub.Limits.AuthWindow,
 		Extensions:   adapters.extensions(),
 		OnSessions:   kickStatus,
+		// Other sites whose web pages may open the WebSocket.
+		AllowedOrigins: cfg.Hub.AllowedOrigins,
 	})
 	defer hub.Close()
 	hub.SetTokens(tokens)
