@@ -156,15 +156,20 @@ func TestAuditUnauthorized(t *testing.T) {
 	b.admin(t)
 	var unauthorized, counted int
 	for _, e := range entries(t, log) {
-		if e.Outcome == "unauthorized" {
-			if e.Reason == "rate_limited" {
-				counted += e.Count
-			} else {
-				unauthorized++
+		switch {
+		case e.Action == audit.ActionCount:
+			for _, by := range e.By {
+				if by.Outcome == "unauthorized" && by.Reason == "rate_limited" {
+					counted += by.Count
+				}
 			}
-			if e.Principal.Kind != "anonymous" || e.Principal.Name != "127.0.0.1" {
-				t.Errorf("principal %+v", e.Principal)
-			}
+		case e.Outcome == "unauthorized":
+			unauthorized++
+		default:
+			continue
+		}
+		if e.Principal.Kind != "anonymous" || e.Principal.Name != "127.0.0.1" {
+			t.Errorf("principal %+v", e.Principal)
 		}
 	}
 	if unauthorized != 5 || counted != 3 {
