@@ -12,14 +12,21 @@ var ErrLineTooLong = errors.New("jsonrpc: line too long")
 
 // LineReader reads '\n'-ended lines of at most a given length, for the
 // TCP and Unix transports of the HAL and for the adapters' standard
-// output. It never holds more than about max bytes: a longer line is
-// discarded as it streams in, so a peer cannot make it buffer a line
-// whole.
+// output. It reads through a buffer of lineBuffer bytes; a line longer
+// than that is gathered in a slice that grows with it, up to max bytes.
+// The slice serves the long lines that follow and is let go at the first
+// short one, so that a connection that sent one long line does not hold
+// it for its whole life. A line longer than max is discarded as it
+// streams in, so a peer cannot make it buffer a line whole.
 type LineReader struct {
-	r   *bufio.Reader
-	max int
-	err error // sticky: once set, every Next returns it
+	r    *bufio.Reader
+	max  int
+	long []byte // a line longer than the buffer, as gathered so far
+	err  error  // sticky: once set, every Next returns it
 }
+
+// lineBuffer is the size of a LineReader's read buffer.
+const lineBuffer = 4 << 10
 
 // NewLineReader returns a LineReader reading from r lines of at most max
 // bytes, not counting the '\n'. It panics if max < 1.
@@ -27,7 +34,7 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 	if max < 1 {
 		panic("jsonrpc: NewLineReader with max < 1")
 	}
-	return &LineReader{r: bufio.NewReaderSize(r, max+1), max: max}
+	return &LineReader{r: bufio.NewReaderSize(r, min(max+1, lineBuffer)), max: max}
 }
 
 // Next returns the next line without its '\n'; the slice is valid until
@@ -41,22 +48,49 @@ func (l *LineReader) Next() ([]byte, error) {
 	if l.err != nil {
 		return nil, l.err
 	}
-	line, err := l.r.ReadSlice('\n')
-	switch err {
-	case nil:
-		line = line[:len(line)-1]
-	case bufio.ErrBufferFull:
-		return nil, l.discard()
-	default:
-		l.err = err
-		if err != io.EOF || len(line) == 0 {
-			return nil, err
+	l.long = l.long[:0] // the last line is no longer the caller's
+	for {
+		frag, err := l.r.ReadSlice('\n')
+		switch err {
+		case nil:
+			frag = frag[:len(frag)-1]
+		case bufio.ErrBufferFull:
+			if len(l.long)+len(frag) > l.max {
+				l.long = nil
+				return nil, l.discard()
+			}
+			l.gather(frag)
+			continue
+		default:
+			l.err = err
+			if err != io.EOF || len(l.long)+len(frag) == 0 {
+				l.long = nil
+				return nil, err
+			}
 		}
+		if len(l.long)+len(frag) > l.max { // bufio's buffer is at least 16 bytes
+			l.long = nil
+			return nil, ErrLineTooLong
+		}
+		if len(l.long) == 0 {
+			l.long = nil // a short line: let a long one's slice go
+			return frag, nil
+		}
+		l.gather(frag)
+		return l.long, nil
 	}
-	if len(line) > l.max { // bufio's buffer is at least 16 bytes
-		return nil, ErrLineTooLong
+}
+
+// gather appends a piece of a long line, growing the slice at most to
+// max: a line of max bytes never costs twice that.
+func (l *LineReader) gather(frag []byte) {
+	need := len(l.long) + len(frag)
+	if need > cap(l.long) {
+		b := make([]byte, len(l.long), min(max(2*cap(l.long), need, lineBuffer), l.max))
+		copy(b, l.long)
+		l.long = b
 	}
-	return line, nil
+	l.long = append(l.long, frag...)
 }
 
 // discard drops the rest of a line too long, one buffer at a time.
