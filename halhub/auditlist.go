@@ -11,7 +11,8 @@ import (
 // maxAuditList bounds one hal/audit/list answer.
 const maxAuditList = 1000
 
-// serveAuditList answers hal/audit/list: entries after since, by seq.
+// serveAuditList answers hal/audit/list: entries after since, by seq, at
+// most limit of them and no more than fit in one message.
 func serveAuditList(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
 	var p openhal.AuditListParams
 	if err := decodeParams(params, &p); err != nil {
@@ -39,5 +40,20 @@ func serveAuditList(s *session, _ context.Context, params json.RawMessage) (any,
 	if entries == nil {
 		entries = []json.RawMessage{}
 	}
+	entries = fitEntries(entries, s.hub.opt.Limits.MaxMessageBytes-pageEnvelope)
 	return openhal.AuditListResult{Entries: entries, Skipped: skipped}, nil
+}
+
+// fitEntries keeps the first entries whose JSON fits in room bytes (at
+// least one), so that an answer fits in one message: the client reads on
+// after the last seq it got.
+func fitEntries(entries []json.RawMessage, room int) []json.RawMessage {
+	used := 2 // the brackets
+	for i, e := range entries {
+		if i > 0 && used+len(e)+1 > room {
+			return entries[:i]
+		}
+		used += len(e) + 1
+	}
+	return entries
 }

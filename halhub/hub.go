@@ -33,6 +33,11 @@ type Limits struct {
 	QueueLength     int           // waiting notifications (other than values) per connection
 	WriteTimeout    time.Duration // default deadline of a write at the device
 	ReadTimeout     time.Duration // deadline of a fresh measurement
+	// QueueBytes bounds the bytes one connection's queue holds, answers
+	// included until written (spec §8); TotalQueueBytes bounds all
+	// connections' together (see queueBudget). 0 means the default.
+	QueueBytes      int
+	TotalQueueBytes int
 }
 
 // DefaultLimits are the spec's limits.
@@ -46,6 +51,8 @@ func DefaultLimits() Limits {
 		QueueLength:     1024,
 		WriteTimeout:    5 * time.Second,
 		ReadTimeout:     5 * time.Second,
+		QueueBytes:      DefaultQueueBytes,
+		TotalQueueBytes: DefaultTotalQueueBytes,
 	}
 }
 
@@ -103,6 +110,8 @@ type Hub struct {
 	loop     *safetyLoop
 	stop     stopState
 	confirms *confirmations
+	queues   *queueBudget
+	pages    chan struct{} // page builders at work (buildPage)
 	cancel   context.CancelFunc
 
 	methods     map[string]method
@@ -131,6 +140,12 @@ func New(reg *device.Registry, opt Options) *Hub {
 	if opt.Clock == nil {
 		opt.Clock = clock.Real()
 	}
+	if opt.Limits.QueueBytes <= 0 {
+		opt.Limits.QueueBytes = DefaultQueueBytes
+	}
+	if opt.Limits.TotalQueueBytes <= 0 {
+		opt.Limits.TotalQueueBytes = DefaultTotalQueueBytes
+	}
 	if opt.AuthFailures <= 0 || opt.AuthWindow <= 0 {
 		opt.AuthFailures, opt.AuthWindow = 5, time.Minute
 	}
@@ -147,6 +162,8 @@ func New(reg *device.Registry, opt Options) *Hub {
 		safety:   newSafety(opt.Clock, opt.Rules),
 		loop:     newSafetyLoop(),
 		confirms: newConfirmations(),
+		queues:   newQueueBudget(opt.Limits.TotalQueueBytes),
+		pages:    make(chan struct{}, pageBuilders),
 	}
 	addExtensions(h.methods, opt.Extensions)
 	h.stopButtons = map[string]bool{}
@@ -156,6 +173,7 @@ func New(reg *device.Registry, opt Options) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go h.runSafety(ctx)
+	go h.trimQueues(ctx)
 	h.unsub = reg.Subscribe(h.onEvent)
 	return h
 }

@@ -15,6 +15,7 @@ type wsTransport struct {
 	c    *websocket.Conn
 	max  int
 	addr string
+	buf  []byte // the last message read, reused while messages are long
 }
 
 // serveWebSocket upgrades GET /hal. Admission is decided before the
@@ -51,17 +52,41 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	s.serve()
 }
 
+// read returns the next message, valid until the next read. It reads
+// into a slice that grows with the message, at most to one byte past the
+// limit, and serves the long messages that follow; a short message lets
+// it go, so that a connection holds a long message only while it sends
+// them (as the line transport's reader does).
 func (t *wsTransport) read(ctx context.Context) ([]byte, error) {
 	_, r, err := t.c.Reader(ctx)
 	if err != nil {
 		return nil, err
 	}
-	buf, err := io.ReadAll(io.LimitReader(r, int64(t.max)+1))
-	if err != nil {
-		return nil, err
+	buf := t.buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > t.max {
+				return nil, errTooLarge
+			}
+			grown := make([]byte, len(buf), min(max(2*cap(buf), 512), t.max+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if len(buf) > t.max {
 		return nil, errTooLarge
+	}
+	t.buf = buf
+	if len(buf) <= 4<<10 {
+		t.buf = nil
 	}
 	return buf, nil
 }
