@@ -105,6 +105,11 @@ type Limits struct {
 	// address, before it is rate limited (a sliding window).
 	AuthFailures int           `yaml:"authFailures"`
 	AuthWindow   time.Duration `yaml:"authWindow"`
+	// QueueBytes bounds one connection's outgoing queue in bytes, answers
+	// included until written; TotalQueueBytes bounds all connections'
+	// queues together (openhal-0.1 §8).
+	QueueBytes      int `yaml:"queueBytes"`
+	TotalQueueBytes int `yaml:"totalQueueBytes"`
 }
 
 //go:embed default.yaml

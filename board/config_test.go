@@ -22,6 +22,7 @@ func TestDefault(t *testing.T) {
 				MaxMessageBytes: 262144, MaxInFlight: 32, MaxConnections: 64,
 				AdminReserve: 4, InitTimeout: 10 * time.Second, QueueLength: 1024,
 				AuthFailures: 5, AuthWindow: time.Minute,
+				QueueBytes: 512 << 10, TotalQueueBytes: 8 << 20,
 			},
 			SafeOnShutdown: true,
 		},
@@ -62,6 +63,8 @@ hub:
     adminReserve: 0
     initTimeout: 1m30s
     queueLength: 16
+    queueBytes: 65536
+    totalQueueBytes: 1048576
   metricsPublic: true
   safeOnShutdown: false
 sim:
@@ -75,7 +78,7 @@ sim:
 				Listen:      ListenConfig{HTTP: "[::1]:8080", TCP: ":9000", Unix: "/run/gateway/hal.sock"},
 				Limits: Limits{MaxMessageBytes: 65536, MaxInFlight: 8, MaxConnections: 1000,
 					AdminReserve: 0, InitTimeout: 90 * time.Second, QueueLength: 16,
-					AuthFailures: 5, AuthWindow: time.Minute},
+					AuthFailures: 5, AuthWindow: time.Minute, QueueBytes: 65536, TotalQueueBytes: 1 << 20},
 				MetricsPublic: true,
 			}
 			c.Sim = sim.Config{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
@@ -170,6 +173,10 @@ func TestParseErrors(t *testing.T) {
 		{"negative connections", lim("    maxConnections: -1\n"), "hub.limits.maxConnections: must be positive, got -1"},
 		{"negative admin reserve", lim("    adminReserve: -1\n"), "hub.limits.adminReserve: must not be negative, got -1"},
 		{"zero queue", lim("    queueLength: 0\n"), "hub.limits.queueLength: must be positive, got 0"},
+		{"queue bytes below the message limit", lim("    queueBytes: 262143\n"),
+			"hub.limits.queueBytes: must be at least hub.limits.maxMessageBytes (262144), so that an answer of that size fits; got 262143"},
+		{"total queue bytes below one queue", lim("    totalQueueBytes: 524287\n"),
+			"hub.limits.totalQueueBytes: must be at least hub.limits.queueBytes (524288), got 524287"},
 		{"zero auth failures", lim("    authFailures: 0\n"), "hub.limits.authFailures: must be positive, got 0"},
 		{"negative duration", lim("    initTimeout: -1s\n"), "hub.limits.initTimeout: must be a positive duration, got -1s"},
 		{"zero interval", sim("  meterInterval: 0s\n"), "sim.meterInterval: must be a positive duration, got 0s"},

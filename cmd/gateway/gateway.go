@@ -358,6 +358,8 @@ func hubLimits(l board.Limits) halhub.Limits {
 	out.AdminReserve = l.AdminReserve
 	out.InitTimeout = l.InitTimeout
 	out.QueueLength = l.QueueLength
+	out.QueueBytes = l.QueueBytes
+	out.TotalQueueBytes = l.TotalQueueBytes
 	return out
 }
 
