@@ -283,3 +283,39 @@ func TestConfirmationsListPaged(t *testing.T) {
 		}
 	}
 }
+
+// docs/protocol.md: hal/audit/list sends no more entries than fit in one
+// message; a client reads on after the last seq until a page is empty.
+func TestAuditListFitsOneMessage(t *testing.T) {
+	const maxMessage = 16 << 10
+	log, opt := withAudit(t)
+	b := newBench(t, opt, func(o *Options) { o.Limits.MaxMessageBytes = maxMessage })
+	const n = 100
+	entries := make([]audit.Entry, n)
+	for i := range entries {
+		entries[i] = audit.Entry{Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "bench.led",
+			Value: true, Outcome: "applied", Reason: strings.Repeat("r", openhal.MaxReasonBytes)}
+	}
+	if _, err := log.Append(t.Context(), entries...); err != nil {
+		t.Fatal(err)
+	}
+	admin := b.admin(t)
+	var since uint64
+	got, pages := 0, 0
+	for {
+		m := admin.call("hal/audit/list", map[string]any{"since": since, "limit": 1000})
+		if len(m.raw) > maxMessage {
+			t.Fatalf("page %d: %d bytes, more than the message limit", pages, len(m.raw))
+		}
+		page := resultOf[struct{ Entries []struct{ Seq uint64 } }](t, m)
+		if len(page.Entries) == 0 {
+			break
+		}
+		pages++
+		got += len(page.Entries)
+		since = page.Entries[len(page.Entries)-1].Seq
+	}
+	if got != n || pages < 5 {
+		t.Errorf("%d entries in %d pages, want %d in several", got, pages, n)
+	}
+}
