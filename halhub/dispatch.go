@@ -129,13 +129,15 @@ func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 
 // answer serves a request and replies. An audited method's answer goes
 // out only once its entry is on disk. The request's cost is given back
-// once the answer is queued, where its own bytes count.
+// just before the answer is queued, where the answer's own bytes count:
+// a client that sends its next request as soon as it reads the answer
+// finds the room already made.
 func (s *session) answer(m jsonrpc.Message, cost int64, serve func() (any, *jsonrpc.Error)) {
-	defer s.unhold(cost)
 	id := m.ID
 	res, err := serve()
 	p, _ := s.who()
 	err = s.hub.auditAnswer(p, m.Method, m.Params, res, err)
+	s.unhold(cost)
 	if err != nil {
 		s.replyError(id, err)
 		return
