@@ -65,7 +65,7 @@ func (h *Hub) trimQueues(ctx context.Context) {
 				break
 			}
 			h.stats.overflows.Add(1)
-			h.log.Warn("connection closed: the connections' queues passed their budget, and its held the most",
+			h.log.Warn("closing the connection that holds the most queued bytes: all queues together passed their budget",
 				"remote", s.tr.remote(), "principal", s.principalName(), "queued_bytes", held, "budget", h.queues.max)
 			s.close("queues over the hub's budget")
 		}

@@ -90,7 +90,7 @@ func (s *session) handleNotification(name string) {
 }
 
 // handleRequest serves one request; cost is what it holds in flight
-// (requestCost), given back once its answer is queued.
+// (requestCost), given back as its answer is queued.
 func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 	if m.Method == openhal.MethodInitialize {
 		s.initialize(m.ID, m.Params)

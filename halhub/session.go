@@ -231,7 +231,7 @@ func (s *session) acquire(cost int64) *jsonrpc.Error {
 	return nil
 }
 
-// unhold gives back what a request held once its answer is queued.
+// unhold gives back what a request held, as its answer is queued.
 func (s *session) unhold(cost int64) { s.inBytes.Add(-cost) }
 
 func (s *session) release() {
