@@ -124,6 +124,11 @@ type Limits struct {
 	// AuthTrackedPeers bounds the peers whose failed tokens are counted;
 	// past it, new peers share one count.
 	AuthTrackedPeers int `yaml:"authTrackedPeers"`
+	// QueueBytes bounds one connection's outgoing queue in bytes, answers
+	// included until written; TotalQueueBytes bounds all connections'
+	// queues together (openhal-0.1 §8).
+	QueueBytes      int `yaml:"queueBytes"`
+	TotalQueueBytes int `yaml:"totalQueueBytes"`
 }
 
 //go:embed default.yaml

@@ -24,6 +24,7 @@ func TestDefault(t *testing.T) {
 				AuthFailures: 5, AuthWindow: time.Minute,
 				MaxUnauthenticated: 64, MaxUnauthenticatedPerPeer: 8, InitMessageBytes: 16384,
 				HTTPIdleTimeout: time.Minute, AuthTrackedPeers: 4096,
+				QueueBytes: 512 << 10, TotalQueueBytes: 8 << 20,
 			},
 			SafeOnShutdown: true,
 			AllowedOrigins: []string{},
@@ -70,6 +71,8 @@ hub:
     initMessageBytes: 4096
     httpIdleTimeout: 5s
     authTrackedPeers: 100
+    queueBytes: 65536
+    totalQueueBytes: 1048576
   metricsPublic: true
   safeOnShutdown: false
 sim:
@@ -85,7 +88,8 @@ sim:
 					AdminReserve: 0, InitTimeout: 90 * time.Second, QueueLength: 16,
 					AuthFailures: 5, AuthWindow: time.Minute,
 					MaxUnauthenticated: 32, MaxUnauthenticatedPerPeer: 2, InitMessageBytes: 4096,
-					HTTPIdleTimeout: 5 * time.Second, AuthTrackedPeers: 100},
+					HTTPIdleTimeout: 5 * time.Second, AuthTrackedPeers: 100,
+					QueueBytes: 65536, TotalQueueBytes: 1 << 20},
 				MetricsPublic:  true,
 				AllowedOrigins: []string{},
 			}
@@ -185,6 +189,10 @@ func TestParseErrors(t *testing.T) {
 		{"negative connections", lim("    maxConnections: -1\n"), "hub.limits.maxConnections: must be positive, got -1"},
 		{"negative admin reserve", lim("    adminReserve: -1\n"), "hub.limits.adminReserve: must not be negative, got -1"},
 		{"zero queue", lim("    queueLength: 0\n"), "hub.limits.queueLength: must be positive, got 0"},
+		{"queue bytes below the message limit", lim("    queueBytes: 262143\n"),
+			"hub.limits.queueBytes: must be at least hub.limits.maxMessageBytes (262144), so that an answer of that size fits; got 262143"},
+		{"total queue bytes below one queue", lim("    totalQueueBytes: 524287\n"),
+			"hub.limits.totalQueueBytes: must be at least hub.limits.queueBytes (524288), got 524287"},
 		{"zero auth failures", lim("    authFailures: 0\n"), "hub.limits.authFailures: must be positive, got 0"},
 		{"negative duration", lim("    initTimeout: -1s\n"), "hub.limits.initTimeout: must be a positive duration, got -1s"},
 		{"auth failures too many", lim("    authFailures: 101\n"), "hub.limits.authFailures: must be at most 100, got 101"},

@@ -174,6 +174,12 @@ func (v *validator) limits(l Limits) {
 	positive("hub.limits.queueLength", l.QueueLength)
 	positive("hub.limits.authFailures", l.AuthFailures)
 	v.duration("hub.limits.authWindow", l.AuthWindow)
+	if l.QueueBytes < l.MaxMessageBytes {
+		v.add("hub.limits.queueBytes", "must be at least hub.limits.maxMessageBytes (%d), so that an answer of that size fits; got %d", l.MaxMessageBytes, l.QueueBytes)
+	}
+	if l.TotalQueueBytes < l.QueueBytes {
+		v.add("hub.limits.totalQueueBytes", "must be at least hub.limits.queueBytes (%d), got %d", l.QueueBytes, l.TotalQueueBytes)
+	}
 	v.admissionLimits(l)
 }
 

@@ -30,14 +30,41 @@ func (c *Conn) Resume(ctx context.Context) error {
 }
 
 // Confirmations lists the Confirmation Requests the token may see, by id;
-// status ("pending", "approved", ...) filters them, "" lists them all.
+// status ("pending", "approved", ...) filters them, "" lists them all. It
+// follows the Hub's pages: each answer holds what fits in one message.
 func (c *Conn) Confirmations(ctx context.Context, status string) ([]openhal.Confirmation, error) {
-	var res openhal.ConfirmationsListResult
-	err := c.Call(ctx, openhal.MethodConfirmationsList, openhal.ConfirmationsListParams{Status: status}, &res)
-	if err != nil {
-		return nil, Describe(err, openhal.MethodConfirmationsList, "")
+	all := []openhal.Confirmation{}
+	after := ""
+	for {
+		page, err := c.ConfirmationsPage(ctx, status, after, 0)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, page.Confirmations...)
+		if page.Next == "" {
+			return all, nil
+		}
+		if len(page.Confirmations) == 0 || page.Next == after {
+			return nil, fmt.Errorf("%s: the hub sent an empty page after %q that says more follow", openhal.MethodConfirmationsList, after)
+		}
+		after = page.Next
 	}
-	return res.Confirmations, nil
+}
+
+// ConfirmationsPage asks for one page of Confirmation Requests: those
+// after the id after ("" for the first), at most limit (0 leaves it to
+// the Hub, which sends what fits in one message). Next in the result is
+// the after of the next page, "" on the last.
+func (c *Conn) ConfirmationsPage(ctx context.Context, status, after string, limit int) (openhal.ConfirmationsListResult, error) {
+	p := openhal.ConfirmationsListParams{Status: status, After: after}
+	if limit != 0 {
+		p.Limit = &limit
+	}
+	var res openhal.ConfirmationsListResult
+	if err := c.Call(ctx, openhal.MethodConfirmationsList, p, &res); err != nil {
+		return res, Describe(err, openhal.MethodConfirmationsList, "")
+	}
+	return res, nil
 }
 
 // Approve approves a request (admin) and returns it resolved: status

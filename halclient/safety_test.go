@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -263,5 +264,51 @@ func TestInitStopped(t *testing.T) {
 	}
 	if st := dial(t, urls[2], hub.Agent).Init().Stopped; st != nil {
 		t.Errorf("Stopped = %+v after the resume", st)
+	}
+}
+
+// fillConfirmations has n principals ask for the heater 16 times each,
+// with reasons of 1 KiB, and returns the ids, by id.
+func fillConfirmations(t *testing.T, hub *testHub, url string, n int) []string {
+	t.Helper()
+	ctx := testCtx(t)
+	var ids []string
+	for i := range n {
+		c := dial(t, url, hub.Token(fmt.Sprint("agent-", i), openhal.KindAgent, openhal.ScopeControlLow))
+		for range openhal.MaxPendingPerPrincipal {
+			w, err := c.Write(ctx, "sim.heater", true, strings.Repeat("r", openhal.MaxReasonBytes))
+			if err != nil || w.Confirmation == nil {
+				t.Fatalf("Write = %+v, %v; want pending", w, err)
+			}
+			ids = append(ids, w.Confirmation.ID)
+		}
+	}
+	return ids
+}
+
+// Confirmations follows the Hub's pages: 48 requests of about 1.3 KiB
+// each do not fit in one message of 16 KiB, and all come back, by id.
+// ConfirmationsPage asks for one page.
+func TestConfirmationsPages(t *testing.T) {
+	hub := newTestHub(t, func(o *halhub.Options) { o.Limits.MaxMessageBytes = 16 << 10 })
+	url := hub.Listen("tcp")
+	ctx := testCtx(t)
+	want := fillConfirmations(t, hub, url, 3)
+	admin := dial(t, url, hub.Admin)
+	page, err := admin.ConfirmationsPage(ctx, "", "", 0)
+	if err != nil || page.Next == "" || len(page.Confirmations) >= len(want) {
+		t.Fatalf("first page: %d requests, next %q, %v; want part of %d and a next", len(page.Confirmations), page.Next, err, len(want))
+	}
+	page, err = admin.ConfirmationsPage(ctx, openhal.ConfirmPending, want[1], 2)
+	if err != nil || len(page.Confirmations) != 2 || page.Confirmations[0].ID != want[2] || page.Next != want[3] {
+		t.Errorf("ConfirmationsPage(after %s, limit 2) = %+v, %v", want[1], page, err)
+	}
+	all, err := admin.Confirmations(ctx, "")
+	var got []string
+	for _, c := range all {
+		got = append(got, c.ID)
+	}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("Confirmations = %v, %v; want %v", got, err, want)
 	}
 }

@@ -518,7 +518,7 @@ func TestHalfMessageStall(t *testing.T) {
 					// The Hub has the frame's start and waits for the rest.
 					waitFor(t, 5*time.Second, "the hub to read a message in part", func() bool {
 						for _, g := range stacks(reader) {
-							if strings.Contains(g, "io.ReadAll") {
+							if strings.Contains(g, "websocket.(*msgReader).Read") {
 								return true
 							}
 						}

@@ -7,7 +7,6 @@ import (
 	"gateway/atomicfile"
 	"os"
 	"path/filepath"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -36,17 +35,27 @@ const counterFile = "confirmations.next"
 // one request — approval, rejection, cancellation, expiry — takes it out
 // of pending under mu, so that they are serialised: the loser finds it
 // closed.
+//
+// What it holds is bounded (spec §7): at most MaxPendingPerPrincipal
+// unresolved requests per principal and MaxPending in all, each with a
+// reason of at most MaxReasonBytes and a value of at most
+// MaxConfirmValueBytes, and the keepResolved newest resolved ones.
 type confirmations struct {
 	mu       sync.Mutex
 	next     uint64
 	byID     map[string]*pendingWrite
 	resolved []string // ids of resolved requests, oldest first
+	// open counts the requests not yet resolved (pending, or taken and
+	// being resolved), in all and per principal (principalKey).
+	open   int
+	openBy map[string]int
 }
 
 // pendingWrite is one request and what approval needs to re-run the write
 // as its creator.
 type pendingWrite struct {
 	c       openhal.Confirmation
+	n       uint64 // the number in its id: the list's order
 	attempt *writeAttempt
 	creator token.Entry
 	timer   clock.Timer
@@ -54,7 +63,43 @@ type pendingWrite struct {
 }
 
 func newConfirmations() *confirmations {
-	return &confirmations{byID: map[string]*pendingWrite{}}
+	return &confirmations{byID: map[string]*pendingWrite{}, openBy: map[string]int{}}
+}
+
+// principalKey names a principal in confirmations.openBy: requests are
+// counted per kind and name, as their creator is recognised (cancel).
+func principalKey(p openhal.Principal) string { return p.Kind + "\x00" + p.Name }
+
+// reserve counts one more unresolved request of p, or refuses it with
+// BUSY (confirmations_full) when p or the Hub has as many as allowed.
+// A reservation that is not used must be given back with unreserve.
+func (cs *confirmations) reserve(p openhal.Principal) *jsonrpc.Error {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	key := principalKey(p)
+	switch {
+	case cs.openBy[key] >= openhal.MaxPendingPerPrincipal:
+		return newError(openhal.CodeBusy, "confirmations_full",
+			fmt.Sprintf("%s %s already has %d confirmation requests waiting for an admin, the most one principal may have; cancel one or wait",
+				p.Kind, p.Name, openhal.MaxPendingPerPrincipal),
+			data{"max": openhal.MaxPendingPerPrincipal, "per": "principal"})
+	case cs.open >= openhal.MaxPending:
+		return newError(openhal.CodeBusy, "confirmations_full",
+			fmt.Sprintf("%d confirmation requests are waiting for an admin, the most this hub keeps; try again once some are resolved", openhal.MaxPending),
+			data{"max": openhal.MaxPending, "per": "hub"})
+	}
+	cs.openBy[key]++
+	cs.open++
+	return nil
+}
+
+// unreserve gives back a reservation; the caller holds mu.
+func (cs *confirmations) unreserve(p openhal.Principal) {
+	key := principalKey(p)
+	if cs.openBy[key]--; cs.openBy[key] <= 0 {
+		delete(cs.openBy, key)
+	}
+	cs.open--
 }
 
 // loadCounter reads the last confirmation number of earlier runs.
@@ -78,27 +123,40 @@ func (h *Hub) loadCounter() error {
 }
 
 // newID numbers a request, and keeps the number on disk before it is used.
-func (h *Hub) newConfirmationID() (string, error) {
+func (h *Hub) newConfirmationID() (string, uint64, error) {
 	h.confirms.mu.Lock()
 	defer h.confirms.mu.Unlock()
 	n := h.confirms.next + 1
 	if h.opt.StateDir != "" {
 		if err := atomicfile.Write(filepath.Join(h.opt.StateDir, counterFile), []byte(strconv.FormatUint(n, 10)+"\n"), 0o600); err != nil {
-			return "", err
+			return "", 0, err
 		}
 	}
 	h.confirms.next = n
-	return fmt.Sprintf("c-%08d", n), nil
+	return confirmationID(n), n, nil
 }
 
-// requestConfirmation queues a write that needs an admin's approval.
+func confirmationID(n uint64) string { return fmt.Sprintf("c-%08d", n) }
+
+// requestConfirmation queues a write that needs an admin's approval. A
+// value too large to be kept is refused, and so is a request past the
+// bounds of spec §7 (BUSY).
 func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error) {
 	if !h.opt.Level.Allows(openhal.MethodConfirmationApprove) {
 		return nil, errForbidden("confirmation_unavailable",
 			"writing %s needs scope control_high, and this hub (conformance %s) cannot confirm writes", w.f.id, h.opt.Level)
 	}
-	id, err := h.newConfirmationID()
+	if err := confirmableValue(w); err != nil {
+		return nil, err
+	}
+	if err := h.confirms.reserve(w.principal); err != nil {
+		return nil, err
+	}
+	id, n, err := h.newConfirmationID()
 	if err != nil {
+		h.confirms.mu.Lock()
+		h.confirms.unreserve(w.principal)
+		h.confirms.mu.Unlock()
 		return nil, errInternal(fmt.Errorf("number the confirmation: %w", err))
 	}
 	ttl := DefaultConfirmTTL
@@ -115,7 +173,7 @@ func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error) {
 			RequestedBy: openhal.Principal{Kind: w.principal.Kind, Name: w.principal.Name},
 			CreatedAt:   now, ExpiresAt: now.Add(ttl),
 		},
-		attempt: w, creator: w.creator,
+		n: n, attempt: w, creator: w.creator,
 	}
 	h.confirms.mu.Lock()
 	h.confirms.byID[id] = pw
@@ -124,6 +182,24 @@ func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error) {
 	h.confirms.mu.Unlock()
 	h.broadcast(openhal.NotifyConfirmationRequested, c.Device, openhal.ConfirmationNotice{Confirmation: c})
 	return openhal.PendingResult{Status: openhal.StatusPending, Confirmation: c}, nil
+}
+
+// confirmableValue refuses a value too large for a Confirmation Request
+// to hold: a pending write is kept for minutes, and one principal may
+// leave MaxPendingPerPrincipal of them. The writer may write it directly
+// with a token of scope control_high.
+func confirmableValue(w *writeAttempt) *jsonrpc.Error {
+	b, err := json.Marshal(w.value)
+	if err != nil {
+		return valueError(w.f.id, err)
+	}
+	if len(b) <= openhal.MaxConfirmValueBytes {
+		return nil
+	}
+	return newError(openhal.CodeInvalidParams, "too_long",
+		fmt.Sprintf("value for %s: %d bytes of JSON, and a write that waits for an admin's confirmation holds at most %d (a token of scope control_high writes it without one)",
+			w.f.id, len(b), openhal.MaxConfirmValueBytes),
+		data{"device": w.f.id, "maxBytes": openhal.MaxConfirmValueBytes})
 }
 
 // take moves a pending request out of pending for one resolution; the
@@ -153,6 +229,7 @@ func (h *Hub) resolve(pw *pendingWrite, status string, set func(*openhal.Confirm
 		set(&pw.c)
 	}
 	c := pw.c
+	cs.unreserve(pw.c.RequestedBy)
 	cs.resolved = append(cs.resolved, c.ID)
 	if len(cs.resolved) > keepResolved {
 		delete(cs.byID, cs.resolved[0])
@@ -239,31 +316,6 @@ func (h *Hub) reapply(pw *pendingWrite) (any, *jsonrpc.Error) {
 	return h.write(&w, h.order.enter(f.id))
 }
 
-func serveConfirmationsList(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
-	var p openhal.ConfirmationsListParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.Status != "" && !slices.Contains(confirmStatuses, p.Status) {
-		// A misspelt filter ("approve") must not look like "none of those".
-		return nil, newError(openhal.CodeInvalidParams, "not_in_enum",
-			fmt.Sprintf("params.status: %q is not one of %s", p.Status, strings.Join(confirmStatuses, ", ")),
-			data{"param": "status", "allowed": confirmStatuses})
-	}
-	_, entry := s.who()
-	cs := s.hub.confirms
-	cs.mu.Lock()
-	out := []openhal.Confirmation{}
-	for _, pw := range cs.byID {
-		if (p.Status == "" || pw.c.Status == p.Status) && entry.Visible(pw.c.Device) {
-			out = append(out, pw.c)
-		}
-	}
-	cs.mu.Unlock()
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
-	return openhal.ConfirmationsListResult{Confirmations: out}, nil
-}
-
 // confirmationParams decodes the params of a request about one
 // confirmation, whose id (a field of p) must name one the session may see.
 func (s *session) confirmationParams(params json.RawMessage, p any, id *string) *jsonrpc.Error {
@@ -291,7 +343,16 @@ func serveConfirmationApprove(s *session, _ context.Context, params json.RawMess
 
 func serveConfirmationReject(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
 	var p openhal.RejectParams
-	if err := s.confirmationParams(params, &p, &p.ID); err != nil {
+	if err := decodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.ID == "" {
+		return nil, errMissing("id")
+	}
+	if err := checkReason(p.Reason); err != nil {
+		return nil, err
+	}
+	if err := s.visibleConfirmation(p.ID); err != nil {
 		return nil, err
 	}
 	who, _ := s.who()

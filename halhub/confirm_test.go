@@ -146,7 +146,7 @@ func TestApprovalRerunsRules(t *testing.T) {
 func TestConfirmationResolutionsSerialised(t *testing.T) {
 	b := newBench(t)
 	agent := b.as(t, "agent", openhal.ScopeControlLow)
-	for round := 0; round < 20; round++ {
+	for range openhal.MaxPendingPerPrincipal {
 		pending(t, write(agent, "bench.heater", true))
 	}
 	list := resultOf[openhal.ConfirmationsListResult](t, agent.call("hal/confirmations/list", map[string]any{"status": "pending"}))

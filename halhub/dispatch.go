@@ -61,18 +61,19 @@ func (s *session) handle(raw []byte) {
 	case m.IsNotification():
 		s.handleNotification(m.Method)
 	case m.IsRequest():
-		if !s.acquire() {
+		cost := requestCost(raw)
+		if e := s.acquire(cost); e != nil {
 			s.hub.stats.errors.Add(1)
-			e := errorf(openhal.CodeBusy, "too_many_in_flight", "more than %d requests in flight", s.hub.opt.Limits.MaxInFlight)
 			s.notify(jsonrpc.AppendError(nil, m.ID, e))
 			return
 		}
 		s.hub.stats.requests.Add(1)
 		if s.hub.closing.Load() {
 			s.replyError(m.ID, errorf(openhal.CodeBusy, "shutting_down", "the gateway is shutting down"))
+			s.unhold(cost)
 			return
 		}
-		s.handleRequest(m)
+		s.handleRequest(m, cost)
 	}
 	// A response from a client answers nothing: the Hub sends no requests.
 }
@@ -88,29 +89,34 @@ func (s *session) handleNotification(name string) {
 	s.mu.Unlock()
 }
 
-func (s *session) handleRequest(m jsonrpc.Message) {
+// handleRequest serves one request; cost is what it holds in flight
+// (requestCost), given back as its answer is queued.
+func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 	if m.Method == openhal.MethodInitialize {
 		s.initialize(m.ID, m.Params)
+		s.unhold(cost)
 		return
 	}
 	if !s.phaseIs(phaseInitialized) && !s.phaseIs(phaseReady) {
 		s.replyError(m.ID, errNotInitialized())
+		s.unhold(cost)
 		return
 	}
 	meth, ok := s.hub.methods[m.Method]
 	if !ok || !(meth.extension || s.hub.opt.Level.Allows(m.Method)) {
 		s.replyError(m.ID, errMethodNotFound(m.Method))
+		s.unhold(cost)
 		return
 	}
 	p, _ := s.who()
 	if !p.Scope.AtLeast(meth.scope) {
 		err := errForbidden("scope", "%s needs scope %s; this token has %s", m.Method, meth.scope, p.Scope)
-		go s.answer(m, func() (any, *jsonrpc.Error) { return nil, err })
+		go s.answer(m, cost, func() (any, *jsonrpc.Error) { return nil, err })
 		return
 	}
 	if meth.prepare != nil {
 		serve, err := meth.prepare(s, m.Params)
-		go s.answer(m, func() (any, *jsonrpc.Error) {
+		go s.answer(m, cost, func() (any, *jsonrpc.Error) {
 			if err != nil {
 				return nil, err
 			}
@@ -118,16 +124,20 @@ func (s *session) handleRequest(m jsonrpc.Message) {
 		})
 		return
 	}
-	go s.answer(m, func() (any, *jsonrpc.Error) { return meth.serve(s, withRequestID(s.ctx, m.ID), m.Params) })
+	go s.answer(m, cost, func() (any, *jsonrpc.Error) { return meth.serve(s, withRequestID(s.ctx, m.ID), m.Params) })
 }
 
 // answer serves a request and replies. An audited method's answer goes
-// out only once its entry is on disk.
-func (s *session) answer(m jsonrpc.Message, serve func() (any, *jsonrpc.Error)) {
+// out only once its entry is on disk. The request's cost is given back
+// just before the answer is queued, where the answer's own bytes count:
+// a client that sends its next request as soon as it reads the answer
+// finds the room already made.
+func (s *session) answer(m jsonrpc.Message, cost int64, serve func() (any, *jsonrpc.Error)) {
 	id := m.ID
 	res, err := serve()
 	p, _ := s.who()
 	err = s.hub.auditAnswer(p, m.Method, m.Params, res, err)
+	s.unhold(cost)
 	if err != nil {
 		s.replyError(id, err)
 		return

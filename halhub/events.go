@@ -21,7 +21,7 @@ func (h *Hub) onEvent(e device.Event) {
 	h.stats.events.Add(1)
 	h.eachAudience(e.Device, func(s *session, _ token.Entry) {
 		if e.Kind == device.EventValue {
-			s.q.pushValue(e.Device, msg)
+			s.notifyValue(e.Device, msg)
 		} else {
 			s.notify(msg)
 		}

@@ -49,6 +49,11 @@ type Limits struct {
 	// AuthTrackedPeers bounds how many peers the limiter of failed tokens
 	// remembers; past it, new peers share one budget of failures.
 	AuthTrackedPeers int
+	// QueueBytes bounds the bytes one connection's queue holds, answers
+	// included until written (spec §8); TotalQueueBytes bounds all
+	// connections' together (see queueBudget). 0 means the default.
+	QueueBytes      int
+	TotalQueueBytes int
 }
 
 // DefaultLimits are the spec's limits.
@@ -68,6 +73,8 @@ func DefaultLimits() Limits {
 		InitMessageBytes:          16 << 10,
 		HTTPIdleTimeout:           60 * time.Second,
 		AuthTrackedPeers:          4096,
+		QueueBytes:                DefaultQueueBytes,
+		TotalQueueBytes:           DefaultTotalQueueBytes,
 	}
 }
 
@@ -153,6 +160,8 @@ type Hub struct {
 	stop     stopState
 	confirms *confirmations
 	coalesce *coalescer // the audit's rate per principal
+	queues   *queueBudget
+	pages    chan struct{} // page builders at work (buildPage)
 	cancel   context.CancelFunc
 
 	methods     map[string]method
@@ -187,6 +196,12 @@ func New(reg *device.Registry, opt Options) *Hub {
 	if opt.Clock == nil {
 		opt.Clock = clock.Real()
 	}
+	if opt.Limits.QueueBytes <= 0 {
+		opt.Limits.QueueBytes = DefaultQueueBytes
+	}
+	if opt.Limits.TotalQueueBytes <= 0 {
+		opt.Limits.TotalQueueBytes = DefaultTotalQueueBytes
+	}
 	if opt.AuthFailures <= 0 || opt.AuthWindow <= 0 {
 		opt.AuthFailures, opt.AuthWindow = 5, time.Minute
 	}
@@ -202,6 +217,8 @@ func New(reg *device.Registry, opt Options) *Hub {
 		safety:   newSafety(opt.Clock, opt.Rules),
 		loop:     newSafetyLoop(),
 		confirms: newConfirmations(),
+		queues:   newQueueBudget(opt.Limits.TotalQueueBytes),
+		pages:    make(chan struct{}, pageBuilders),
 	}
 	h.coalesce = newCoalescer(opt.Clock, coalesceRates, h.recordCount)
 	h.auth = newAuthLimiter(authLimits{
@@ -219,6 +236,7 @@ func New(reg *device.Registry, opt Options) *Hub {
 	ctx, cancel := context.WithCancel(context.Background())
 	h.cancel = cancel
 	go h.runSafety(ctx)
+	go h.trimQueues(ctx)
 	h.unsub = reg.Subscribe(h.onEvent)
 	return h
 }

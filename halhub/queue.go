@@ -1,6 +1,9 @@
 package halhub
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // outQueue is one connection's bounded queue of encoded messages waiting to
 // be written (spec §8, slow consumers).
@@ -11,26 +14,50 @@ import "sync"
 // that the order of events is kept (the seq shows the gap). The slack
 // absorbs a writer that is a moment late — a scheduling hiccup must not
 // cost a healthy client a value — while a client that stopped reading
-// holds at most slack values per device. Every other message is kept;
-// when more than limit of them wait, push reports overflow and the session
-// closes the connection rather than drop one.
+// holds at most slack values per device.
+//
+// The queue is bounded in bytes as well as in messages: it counts every
+// byte it was given — answers, notifications and values — until the
+// writer reports it written (done), so that a batch stuck in a write to a
+// client that does not read still counts. A message that would pass
+// maxBytes first makes room by coalescing values further (older values
+// of a device go while its newest stays); a value that still does not
+// fit, and any other message that does not, is an overflow: the session
+// closes the connection rather than drop it. Past limit waiting
+// notifications (other than values and answers) is an overflow too.
 type outQueue struct {
-	mu     sync.Mutex
-	head   *qnode
-	tail   *qnode
-	values map[string]int // waiting hal/value messages per device
-	slack  int            // values of one device that may wait
-	others int            // waiting messages that are not values
-	limit  int
-	free   *qnode
-	ready  chan struct{} // has a token when something waits
-	closed bool
+	mu       sync.Mutex
+	head     *qnode
+	tail     *qnode
+	values   map[string]valueRun // waiting hal/value messages per device
+	slack    int                 // values of one device that may wait
+	others   int                 // waiting notifications that are not values
+	limit    int
+	bytes    int // waiting, plus taken and not yet written
+	taken    int // taken by the writer and not yet written
+	maxBytes int
+	// takenAt is when the batch being written was taken (zero when none):
+	// how long the client has not read it, by now.
+	takenAt time.Time
+	now     func() time.Time
+	budget  *queueBudget // the Hub's, counting every queue's bytes; may be nil
+	free    *qnode
+	ready   chan struct{} // has a token when something waits
+	closed  bool
+}
+
+// valueRun is the waiting values of one device, oldest first, linked by
+// qnode.nextValue.
+type valueRun struct {
+	first, last *qnode
+	n           int
 }
 
 type qnode struct {
 	msg        []byte
 	device     string // set for a hal/value
 	prev, next *qnode
+	nextValue  *qnode // the next waiting value of the same device
 	onWritten  func() // called after the message is written (a request's answer)
 }
 
@@ -38,42 +65,101 @@ type qnode struct {
 // before they coalesce.
 const valueSlack = 64
 
-func newOutQueue(limit, slack int) *outQueue {
-	return &outQueue{values: map[string]int{}, slack: slack, limit: limit, ready: make(chan struct{}, 1)}
+// queueLimits bound one queue: waiting notifications, values of one
+// device before they coalesce, and bytes.
+type queueLimits struct {
+	messages, slack, bytes int
+}
+
+// newOutQueue returns a queue within l, counted in budget (nil: none),
+// telling the time by now (nil: the system clock).
+func newOutQueue(l queueLimits, budget *queueBudget, now func() time.Time) *outQueue {
+	if now == nil {
+		now = time.Now
+	}
+	return &outQueue{values: map[string]valueRun{}, slack: l.slack, limit: l.messages, maxBytes: l.bytes,
+		budget: budget, now: now, ready: make(chan struct{}, 1)}
 }
 
 // pushValue queues a hal/value for device; past the slack, the oldest
-// value of that device still waiting is dropped.
-func (q *outQueue) pushValue(device string, msg []byte) {
+// value of that device still waiting is dropped. It returns false when
+// the value does not fit in the bytes left even after coalescing: the
+// caller must close the connection.
+func (q *outQueue) pushValue(device string, msg []byte) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return
+		return true
 	}
-	if q.values[device] >= q.slack {
+	if q.values[device].n >= q.slack {
 		q.dropOldestValue(device)
+	}
+	if !q.makeRoom(len(msg), device) {
+		return false
 	}
 	n := q.node()
 	n.msg, n.device = msg, device
-	q.values[device]++
+	run := q.values[device]
+	if run.last != nil {
+		run.last.nextValue = n
+	} else {
+		run.first = n
+	}
+	run.last = n
+	run.n++
+	q.values[device] = run
 	q.append(n)
+	return true
 }
 
-// dropOldestValue removes the first waiting value of device. It walks the
-// queue, which only happens for a client that is behind.
-func (q *outQueue) dropOldestValue(device string) {
-	for n := q.head; n != nil; n = n.next {
-		if n.device == device {
-			q.unlink(n)
-			q.release(n)
-			q.values[device]--
-			return
+// dropOldestValue removes the first waiting value of device, if any.
+func (q *outQueue) dropOldestValue(device string) bool {
+	run, ok := q.values[device]
+	if !ok {
+		return false
+	}
+	n := run.first
+	if run.first = n.nextValue; run.first == nil {
+		delete(q.values, device)
+	} else {
+		run.n--
+		q.values[device] = run
+	}
+	q.unlink(n)
+	q.release(n)
+	return true
+}
+
+// makeRoom coalesces values until size more bytes fit: first the oldest
+// value of device (a newer one is coming), then the oldest value of any
+// device that has a newer one waiting. It reports whether they fit.
+func (q *outQueue) makeRoom(size int, device string) bool {
+	for q.bytes+size > q.maxBytes {
+		if device != "" && q.dropOldestValue(device) {
+			continue
+		}
+		if !q.dropSupersededValue() {
+			return false
 		}
 	}
+	return true
 }
 
-// push queues any other message. It returns false when the queue is full:
-// the caller must close the connection.
+// dropSupersededValue drops the oldest value of a device that has a newer
+// one waiting, so that every device keeps its newest.
+func (q *outQueue) dropSupersededValue() bool {
+	for device, run := range q.values {
+		if run.n > 1 {
+			return q.dropOldestValue(device)
+		}
+	}
+	return false
+}
+
+// push queues any other message: a notification, or a request's answer
+// (onWritten set). It returns false when the message does not fit — more
+// than limit notifications, or more than maxBytes even with values
+// coalesced: the caller must close the connection.
 func (q *outQueue) push(msg []byte, onWritten func()) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -81,6 +167,9 @@ func (q *outQueue) push(msg []byte, onWritten func()) bool {
 		return true
 	}
 	if q.others >= q.limit && onWritten == nil {
+		return false
+	}
+	if !q.makeRoom(len(msg), "") {
 		return false
 	}
 	n := q.node()
@@ -93,35 +182,68 @@ func (q *outQueue) push(msg []byte, onWritten func()) bool {
 }
 
 // take moves every waiting message into batch (reused by the caller) and
-// returns it with the callbacks to run once the batch is written.
+// returns it with the callbacks to run once the batch is written. Its
+// bytes still count until done is called.
 func (q *outQueue) take(batch [][]byte, done []func()) ([][]byte, []func()) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for n := q.head; n != nil; {
 		next := n.next
 		batch = append(batch, n.msg)
+		q.taken += len(n.msg)
 		if n.onWritten != nil {
 			done = append(done, n.onWritten)
 		}
+		n.msg = nil // the batch holds it now; the count stays in bytes
 		q.release(n)
 		n = next
 	}
 	q.head, q.tail = nil, nil
 	clear(q.values)
 	q.others = 0
+	if len(batch) > 0 {
+		q.takenAt = q.now()
+	}
 	return batch, done
 }
 
-// close drops everything and refuses later pushes.
+// done reports the batch last taken written: its bytes no longer count.
+func (q *outQueue) done() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.addBytes(-q.taken)
+	q.taken, q.takenAt = 0, time.Time{}
+}
+
+// close drops everything and refuses later pushes; what it held no longer
+// counts.
 func (q *outQueue) close() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.closed = true
 	q.head, q.tail, q.free = nil, nil, nil
 	clear(q.values)
+	q.addBytes(-q.bytes)
+	q.taken = 0
+}
+
+// held returns the bytes the queue holds and since when the client has
+// not read the batch being written (zero when none is).
+func (q *outQueue) held() (bytes int, takenAt time.Time) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.bytes, q.takenAt
+}
+
+func (q *outQueue) addBytes(n int) {
+	q.bytes += n
+	if q.budget != nil {
+		q.budget.add(n)
+	}
 }
 
 func (q *outQueue) append(n *qnode) {
+	q.addBytes(len(n.msg))
 	n.prev = q.tail
 	if q.tail != nil {
 		q.tail.next = n
@@ -135,7 +257,9 @@ func (q *outQueue) append(n *qnode) {
 	}
 }
 
+// unlink takes a waiting node out of the queue; its bytes no longer count.
 func (q *outQueue) unlink(n *qnode) {
+	q.addBytes(-len(n.msg))
 	if n.prev != nil {
 		n.prev.next = n.next
 	} else {

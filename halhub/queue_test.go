@@ -1,9 +1,16 @@
 package halhub
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
+
+// testQueue is a queue of limit notifications and slack values per
+// device, with bytes enough for any test that does not test them.
+func testQueue(limit, slack int) *outQueue {
+	return newOutQueue(queueLimits{messages: limit, slack: slack, bytes: 1 << 20}, nil, nil)
+}
 
 // takeQueued takes what waits in q and returns it as strings.
 func takeQueued(q *outQueue) (msgs []string, done []func()) {
@@ -43,7 +50,7 @@ func TestQueueCoalescesValues(t *testing.T) {
 		{"tail replaced", []string{"a=a1", "b=b1", "b=b2"}, "a1 b2"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			q := newOutQueue(100, 1)
+			q := testQueue(100, 1)
 			for _, op := range tc.ops {
 				if dev, m, ok := strings.Cut(op, "="); ok {
 					q.pushValue(dev, []byte(m))
@@ -66,7 +73,7 @@ func TestQueueCoalescesValues(t *testing.T) {
 // and answers are never refused (answers are bounded by MaxInFlight), and
 // a take makes room again.
 func TestQueueLimit(t *testing.T) {
-	q := newOutQueue(2, 1)
+	q := testQueue(2, 1)
 	for _, m := range []string{"n1", "n2"} {
 		if !q.push([]byte(m), nil) {
 			t.Fatalf("push %s refused below the limit", m)
@@ -108,7 +115,7 @@ func TestQueueLimit(t *testing.T) {
 // take hands back the answers' callbacks in the order of the answers, with
 // the messages in queue order, and reuses the caller's slices.
 func TestQueueTake(t *testing.T) {
-	q := newOutQueue(10, 1)
+	q := testQueue(10, 1)
 	var order []string
 	cb := func(s string) func() { return func() { order = append(order, s) } }
 	q.push([]byte("r1"), cb("r1"))
@@ -151,7 +158,7 @@ func TestQueueTake(t *testing.T) {
 // A closed queue drops what waits and takes nothing more; a push is not an
 // overflow (the connection is closing anyway).
 func TestQueueClosed(t *testing.T) {
-	q := newOutQueue(1, 1)
+	q := testQueue(1, 1)
 	q.push([]byte("n1"), nil)
 	q.pushValue("a", []byte("a1"))
 	q.close()
@@ -167,7 +174,7 @@ func TestQueueClosed(t *testing.T) {
 // A busy connection coalescing one device's values allocates nothing per
 // value: nodes come from the free list.
 func TestQueueSteadyStateDoesNotAllocate(t *testing.T) {
-	q := newOutQueue(10, 1)
+	q := testQueue(10, 1)
 	msg := []byte("v")
 	batch := make([][]byte, 0, 4)
 	done := make([]func(), 0, 4)
@@ -187,7 +194,7 @@ func TestQueueSteadyStateDoesNotAllocate(t *testing.T) {
 // With slack, values of one device wait up to the slack; past it, the
 // oldest of that device goes and the order of the rest is kept.
 func TestQueueValueSlack(t *testing.T) {
-	q := newOutQueue(10, 3)
+	q := testQueue(10, 3)
 	q.pushValue("a", []byte("a1"))
 	q.pushValue("b", []byte("b1"))
 	q.pushValue("a", []byte("a2"))
@@ -206,5 +213,76 @@ func TestQueueValueSlack(t *testing.T) {
 	q.pushValue("a", []byte("a5"))
 	if all, values := q.queued(); all != 1 || values != 1 {
 		t.Errorf("after take: %d messages, %d values", all, values)
+	}
+}
+
+// Spec §8: the queue is bounded in bytes too. It counts every message
+// until the writer has written it (a batch taken but not written still
+// counts); values are coalesced to make room — first the older values of
+// the device being queued, then older values of other devices, each
+// device keeping its newest; any message that still does not fit is
+// refused (the caller closes the connection). The Hub's budget follows
+// every change, and a closed queue gives back all it held.
+func TestQueueBytes(t *testing.T) {
+	budget := newQueueBudget(1 << 20)
+	q := newOutQueue(queueLimits{messages: 100, slack: 100, bytes: 100}, budget, nil)
+	ten := func(s string) []byte { return []byte(s + strings.Repeat(".", 10-len(s))) }
+	check := func(what string, want int) {
+		t.Helper()
+		if held, _ := q.held(); held != want || budget.held.Load() != int64(want) {
+			t.Fatalf("%s: the queue holds %d bytes, the budget counts %d; want %d", what, held, budget.held.Load(), want)
+		}
+	}
+	for i := range 4 {
+		q.pushValue("a", ten(fmt.Sprint("a", i)))
+		q.pushValue("b", ten(fmt.Sprint("b", i)))
+	}
+	if !q.push(ten("n1"), nil) || !q.push(ten("r1"), func() {}) {
+		t.Fatal("a message that fits was refused")
+	}
+	check("8 values and 2 others", 100)
+	q.pushValue("a", ten("a4")) // a0 goes
+	q.pushValue("c", ten("c0")) // a value of another device goes
+	if !q.push(ten("n2"), nil) {
+		t.Fatal("a notification was refused while older values could go")
+	}
+	check("full", 100)
+	batch, done := takeQueued(q)
+	if got := strings.Join(batch, " "); strings.Count(got, "a") > 4 || !strings.Contains(got, "a4") || !strings.Contains(got, "b3") ||
+		!strings.Contains(got, "c0") || !strings.Contains(got, "n1") || !strings.Contains(got, "n2") || !strings.Contains(got, "r1") {
+		t.Errorf("took %q: want the newest of each device and every other message", got)
+	}
+	check("taken, not written", 100)
+	if q.push(ten("n3"), nil) || q.push(ten("r2"), func() {}) {
+		t.Fatal("a message was taken while the batch being written fills the queue")
+	}
+	if q.pushValue("d", ten("d0")) {
+		t.Fatal("a value of a device with none waiting was taken with no room")
+	}
+	q.done()
+	for _, f := range done {
+		f()
+	}
+	check("written", 0)
+	if !q.push([]byte(strings.Repeat("x", 100)), nil) || q.push([]byte("y"), nil) {
+		t.Fatal("a message of exactly the bound, then one byte more")
+	}
+	q.close()
+	check("closed", 0)
+}
+
+// A stalled client's queue coalesces its values as it fills with bytes:
+// one device's values of 1 KiB each stay within the bound, the newest
+// last, and nothing is refused.
+func TestQueueBytesCoalesceValues(t *testing.T) {
+	q := newOutQueue(queueLimits{messages: 10, slack: valueSlack, bytes: 8 << 10}, nil, nil)
+	for i := range 1000 {
+		if !q.pushValue("scope", []byte(fmt.Sprintf("%04d", i)+strings.Repeat(".", 1020))) {
+			t.Fatalf("value %d refused", i)
+		}
+	}
+	got, _ := takeQueued(q)
+	if len(got) != 8 || !strings.HasPrefix(got[7], "0999") {
+		t.Errorf("%d values wait, the last %.4s; want 8, the newest last", len(got), got[len(got)-1])
 	}
 }

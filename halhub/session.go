@@ -14,8 +14,9 @@ import (
 
 // transport is one client connection, whatever carries it.
 type transport interface {
-	// read returns the next message. It returns errTooLarge for a message
-	// over the limit, after which the connection ends.
+	// read returns the next message, which may be valid only until the
+	// next read. It returns errTooLarge for a message over the limit,
+	// after which the connection ends.
 	read(ctx context.Context) ([]byte, error)
 	// write writes messages in order.
 	write(ctx context.Context, msgs [][]byte) error
@@ -45,6 +46,8 @@ type session struct {
 	bearer      string // token from the transport (WebSocket header)
 	q           *outQueue
 	inflight    atomic.Int32
+	inBytes     atomic.Int64  // bytes of the requests in flight, until answered (requestCost)
+	pageTurn    chan struct{} // a token while a page is built for this connection (buildPage)
 	idle        chan struct{} // a token when inflight dropped to zero (Shutdown waits on it)
 	maxMsgBytes int           // the largest message now (smaller before hal/initialize); reader only
 	local       *Local        // set for an in-process principal (an adapter)
@@ -73,9 +76,10 @@ func newSession(h *Hub, tr transport, bearer string) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &session{
 		hub: h, tr: tr, bearer: bearer,
-		q:   newOutQueue(h.opt.Limits.QueueLength, valueSlack),
+		q:   newOutQueue(queueLimits{messages: h.opt.Limits.QueueLength, slack: valueSlack, bytes: h.opt.Limits.QueueBytes}, h.queues, h.clk.Now),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), idle: make(chan struct{}, 1),
 		maxMsgBytes: h.opt.Limits.InitMessageBytes,
+		pageTurn:    make(chan struct{}, 1),
 	}
 }
 
@@ -136,6 +140,7 @@ func (s *session) writeLoop() {
 			s.close("write failed")
 			return
 		}
+		s.q.done()
 		for _, f := range written {
 			f()
 		}
@@ -158,13 +163,18 @@ func (s *session) close(reason string) {
 // read gets closed anyway after a second.
 func (s *session) sendThenClose(msg []byte, reason string) {
 	t := time.AfterFunc(time.Second, func() { s.close(reason) })
-	s.q.push(msg, func() { t.Stop(); s.close(reason) })
+	if !s.q.push(msg, func() { t.Stop(); s.close(reason) }) {
+		s.close(reason)
+	}
 }
 
 // reply queues a request's answer; the request stops being in flight once
-// it is written.
+// it is written. An answer that does not fit in the queue closes the
+// connection (spec §8: a message is never dropped).
 func (s *session) reply(msg []byte) {
-	s.q.push(msg, s.release)
+	if !s.q.push(msg, s.release) {
+		s.overflow("answer")
+	}
 }
 
 func (s *session) replyResult(id []byte, result any) {
@@ -185,18 +195,50 @@ func (s *session) replyError(id []byte, e *jsonrpc.Error) {
 // notification other than a value is never dropped (spec §8).
 func (s *session) notify(msg []byte) {
 	if !s.q.push(msg, nil) {
-		s.hub.stats.overflows.Add(1)
-		s.close("notification queue full (client not reading)")
+		s.overflow("notification")
 	}
 }
 
-func (s *session) acquire() bool {
-	if s.inflight.Add(1) > int32(s.hub.opt.Limits.MaxInFlight) {
-		s.inflight.Add(-1)
-		return false
+// notifyValue queues a hal/value, coalescing older values to make room;
+// a value that still does not fit closes the connection.
+func (s *session) notifyValue(device string, msg []byte) {
+	if !s.q.pushValue(device, msg) {
+		s.overflow("value")
 	}
-	return true
 }
+
+// overflow closes a connection whose queue cannot take a message.
+func (s *session) overflow(what string) {
+	s.hub.stats.overflows.Add(1)
+	s.close("queue full (client not reading): a " + what + " did not fit")
+}
+
+// requestCost is what a request holds while it is in flight: its
+// message. (What serving it takes besides is bounded by MaxInFlight.)
+func requestCost(raw []byte) int64 { return int64(len(raw)) }
+
+// acquire takes a request in flight, or refuses it with BUSY: past
+// MaxInFlight requests, or past MaxMessageBytes held by the messages of
+// the requests in flight (one request alone is always taken), so that a
+// connection's requests waiting at a device or for the audit log hold at
+// most one message's worth of memory.
+func (s *session) acquire(cost int64) *jsonrpc.Error {
+	lim := s.hub.opt.Limits
+	if s.inflight.Add(1) > int32(lim.MaxInFlight) {
+		s.inflight.Add(-1)
+		return errorf(openhal.CodeBusy, "too_many_in_flight", "more than %d requests in flight", lim.MaxInFlight)
+	}
+	if held := s.inBytes.Add(cost); held != cost && held > int64(lim.MaxMessageBytes) {
+		s.inBytes.Add(-cost)
+		s.inflight.Add(-1) // another request is in flight: never the last
+		return errorf(openhal.CodeBusy, "too_many_in_flight",
+			"the requests in flight hold more than %d bytes; wait for their answers", lim.MaxMessageBytes)
+	}
+	return nil
+}
+
+// unhold gives back what a request held, as its answer is queued.
+func (s *session) unhold(cost int64) { s.inBytes.Add(-cost) }
 
 func (s *session) release() {
 	if s.inflight.Add(-1) == 0 {

@@ -237,14 +237,15 @@ func errorObject(e *jsonrpc.Error) openhal.ErrorObject {
 	return openhal.ErrorObject{Code: e.Code, Message: e.Message, Data: d}
 }
 
-// serveStop answers hal/stop.
+// serveStop answers hal/stop. A reason past MaxReasonBytes is cut, not
+// refused: a long explanation never keeps a stop from engaging.
 func serveStop(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
 	var p openhal.StopParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
 	who, entry := s.who()
-	res, err := s.hub.Stop(who, p.Reason)
+	res, err := s.hub.Stop(who, cutReason(p.Reason))
 	res.SafeApplied, res.Failed = visibleOutcome(entry, res.SafeApplied, res.Failed)
 	if err != nil {
 		// Engaged and acted on, but not latched: say so, with the result.

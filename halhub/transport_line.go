@@ -82,8 +82,10 @@ func (t *lineTransport) read(context.Context) ([]byte, error) {
 		if len(line) == 0 {
 			continue // a blank line (a person at a terminal) is not a message
 		}
-		// The reader reuses its buffer; the message outlives the next read.
-		return append([]byte(nil), line...), nil
+		// Valid until the next read, which is all the session needs: it
+		// handles a message (decoding copies what it keeps) before it
+		// reads on. A copy would cost a whole message per message.
+		return line, nil
 	}
 }
 

@@ -16,6 +16,7 @@ type wsTransport struct {
 	c    *websocket.Conn
 	max  int
 	addr string
+	buf  []byte // the last message read, reused while messages are long
 }
 
 // serveWebSocket upgrades GET /hal. Admission is the HTTP connection's:
@@ -67,9 +68,13 @@ func (t *wsTransport) raiseLimit(maxBytes int) {
 // errBinaryMessage ends a connection that sent a binary message.
 var errBinaryMessage = errors.New("binary WebSocket message")
 
-// read returns the next text message. A binary message is refused with
-// close 1003 (unsupported data), which ends the connection (spec §2:
-// messages are text).
+// read returns the next text message, valid until the next read. A
+// binary message is refused with close 1003 (unsupported data), which
+// ends the connection (spec §2: messages are text). It reads into a slice
+// that grows with the message, at most to one byte past the limit, and
+// serves the long messages that follow; a short message lets it go, so
+// that a connection holds a long message only while it sends them (as
+// the line transport's reader does).
 func (t *wsTransport) read(ctx context.Context) ([]byte, error) {
 	typ, r, err := t.c.Reader(ctx)
 	if err != nil {
@@ -79,12 +84,31 @@ func (t *wsTransport) read(ctx context.Context) ([]byte, error) {
 		t.c.Close(websocket.StatusUnsupportedData, "messages are JSON text; binary messages are refused")
 		return nil, errBinaryMessage
 	}
-	buf, err := io.ReadAll(io.LimitReader(r, int64(t.max)+1))
-	if err != nil {
-		return nil, err
+	buf := t.buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) > t.max {
+				return nil, errTooLarge
+			}
+			grown := make([]byte, len(buf), min(max(2*cap(buf), 512), t.max+1))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	if len(buf) > t.max {
 		return nil, errTooLarge
+	}
+	t.buf = buf
+	if len(buf) <= 4<<10 {
+		t.buf = nil
 	}
 	return buf, nil
 }

@@ -50,7 +50,8 @@ type writeAttempt struct {
 type simInput interface{ SimulatedInput() bool }
 
 // prepareWrite runs the checks of spec §6 that need no turn at the device,
-// in the spec's order: (scope, checked by the dispatcher) → params →
+// in the spec's order: (scope, checked by the dispatcher) → params (a
+// reason of at most MaxReasonBytes among them) →
 // device → writable → schema. It then takes the write's turn at the
 // device, so that writes are applied in the order they arrived.
 func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (any, *jsonrpc.Error), *jsonrpc.Error) {
@@ -63,6 +64,9 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 	}
 	if len(p.Value) == 0 {
 		return nil, errMissing("value")
+	}
+	if err := checkReason(p.Reason); err != nil {
+		return nil, err
 	}
 	if p.TimeoutMs != nil && (*p.TimeoutMs <= 0 || *p.TimeoutMs > maxTimeoutMs) {
 		return nil, errParam("out_of_range", "timeoutMs", "params.timeoutMs must be between 1 and %d", maxTimeoutMs)

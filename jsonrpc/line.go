@@ -2,7 +2,6 @@ package jsonrpc
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"io"
 )
@@ -13,16 +12,21 @@ var ErrLineTooLong = errors.New("jsonrpc: line too long")
 
 // LineReader reads '\n'-ended lines of at most a given length, for the
 // TCP and Unix transports of the HAL and for the adapters' standard
-// output. It never holds more than about max bytes: a longer line is
-// discarded as it streams in, so a peer cannot make it buffer a line
-// whole.
+// output. It reads through a buffer of lineBuffer bytes; a line longer
+// than that is gathered in a slice that grows with it, up to max bytes.
+// The slice serves the long lines that follow and is let go at the first
+// short one, so that a connection that sent one long line does not hold
+// it for its whole life. A line longer than max is discarded as it
+// streams in, so a peer cannot make it buffer a line whole.
 type LineReader struct {
-	r   *bufio.Reader
-	max int
-	err error // sticky: once set, every Next returns it
-
-	src io.Reader // what r reads, for SetMax
+	r    *bufio.Reader
+	max  int
+	long []byte // a line longer than the buffer, as gathered so far
+	err  error  // sticky: once set, every Next returns it
 }
+
+// lineBuffer is the size of a LineReader's read buffer.
+const lineBuffer = 4 << 10
 
 // NewLineReader returns a LineReader reading from r lines of at most max
 // bytes, not counting the '\n'. It panics if max < 1.
@@ -30,7 +34,7 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 	if max < 1 {
 		panic("jsonrpc: NewLineReader with max < 1")
 	}
-	return &LineReader{r: bufio.NewReaderSize(r, max+1), max: max, src: r}
+	return &LineReader{r: bufio.NewReaderSize(r, min(max+1, lineBuffer)), max: max}
 }
 
 // Next returns the next line without its '\n'; the slice is valid until
@@ -44,37 +48,6 @@ func (l *LineReader) Next() ([]byte, error) {
 	return l.next(false)
 }
 
-// next reads one line; a line too long is discarded to its end, or with
-// strict ends the stream at once.
-func (l *LineReader) next(strict bool) ([]byte, error) {
-	if l.err != nil {
-		return nil, l.err
-	}
-	line, err := l.r.ReadSlice('\n')
-	switch err {
-	case nil:
-		line = line[:len(line)-1]
-	case bufio.ErrBufferFull:
-		if strict {
-			l.err = ErrLineTooLong
-			return nil, l.err
-		}
-		return nil, l.discard()
-	default:
-		l.err = err
-		if err != io.EOF || len(line) == 0 {
-			return nil, err
-		}
-	}
-	if len(line) > l.max { // bufio's buffer is at least 16 bytes
-		if strict {
-			l.err = ErrLineTooLong
-		}
-		return nil, ErrLineTooLong
-	}
-	return line, nil
-}
-
 // NextStrict is Next for a stream that ends at a line too long: as soon
 // as more than max bytes have come without a '\n', it returns
 // ErrLineTooLong, without waiting for the line's end (a peer may never
@@ -83,6 +56,64 @@ func (l *LineReader) next(strict bool) ([]byte, error) {
 // adapter protocol, which goes on after such a line, uses Next.
 func (l *LineReader) NextStrict() ([]byte, error) {
 	return l.next(true)
+}
+
+// next reads one line; a line too long is discarded to its end, or with
+// strict ends the stream at once.
+func (l *LineReader) next(strict bool) ([]byte, error) {
+	if l.err != nil {
+		return nil, l.err
+	}
+	l.long = l.long[:0] // the last line is no longer the caller's
+	for {
+		frag, err := l.r.ReadSlice('\n')
+		switch err {
+		case nil:
+			frag = frag[:len(frag)-1]
+		case bufio.ErrBufferFull:
+			if len(l.long)+len(frag) > l.max {
+				l.long = nil
+				if strict {
+					l.err = ErrLineTooLong
+					return nil, l.err
+				}
+				return nil, l.discard()
+			}
+			l.gather(frag)
+			continue
+		default:
+			l.err = err
+			if err != io.EOF || len(l.long)+len(frag) == 0 {
+				l.long = nil
+				return nil, err
+			}
+		}
+		if len(l.long)+len(frag) > l.max { // bufio's buffer is at least 16 bytes
+			l.long = nil
+			if strict {
+				l.err = ErrLineTooLong
+			}
+			return nil, ErrLineTooLong
+		}
+		if len(l.long) == 0 {
+			l.long = nil // a short line: let a long one's slice go
+			return frag, nil
+		}
+		l.gather(frag)
+		return l.long, nil
+	}
+}
+
+// gather appends a piece of a long line, growing the slice at most to
+// max: a line of max bytes never costs twice that.
+func (l *LineReader) gather(frag []byte) {
+	need := len(l.long) + len(frag)
+	if need > cap(l.long) {
+		b := make([]byte, len(l.long), min(max(2*cap(l.long), need, lineBuffer), l.max))
+		copy(b, l.long)
+		l.long = b
+	}
+	l.long = append(l.long, frag...)
 }
 
 // discard drops the rest of a line too long, one buffer at a time.
@@ -101,18 +132,14 @@ func (l *LineReader) discard() error {
 }
 
 // SetMax changes the longest line accepted, from the next call of Next
-// on; what is already buffered is kept. The HAL raises it once a peer has
-// authenticated, so that a peer without a token holds a small buffer. It
-// panics if max < 1, and must not be called concurrently with Next.
+// on; what is already buffered is kept (a long line is gathered beside
+// the read buffer, whose size does not depend on max). The HAL raises it
+// once a peer has authenticated, so that a peer without a token is held
+// to a small limit. It panics if max < 1, and must not be called
+// concurrently with Next.
 func (l *LineReader) SetMax(max int) {
 	if max < 1 {
 		panic("jsonrpc: LineReader.SetMax with max < 1")
 	}
-	src := l.src
-	if n := l.r.Buffered(); n > 0 {
-		buffered, _ := l.r.Peek(n)
-		src = io.MultiReader(bytes.NewReader(append([]byte(nil), buffered...)), l.src)
-	}
-	l.r = bufio.NewReaderSize(src, max+1)
 	l.max = max
 }

@@ -242,3 +242,51 @@ func TestNextStrict(t *testing.T) {
 		}
 	}
 }
+
+// Lines longer than the read buffer are gathered whole, up to max, through
+// any reader; one past max is discarded and the next line read.
+func TestLineReaderLongLines(t *testing.T) {
+	const maxLine = 3*lineBuffer + 100
+	long := strings.Repeat("L", maxLine)
+	in := "short\n" + long + "\n" + long + "x\nafter\n" + long
+	want := []result{{"short", nil}, {long, nil}, {"", ErrLineTooLong}, {"after", nil}, {long, nil}, {"", io.EOF}}
+	for _, wrap := range []func(io.Reader) io.Reader{
+		func(r io.Reader) io.Reader { return r }, iotest.OneByteReader, iotest.HalfReader, iotest.DataErrReader,
+	} {
+		got := readAll(NewLineReader(wrap(strings.NewReader(in)), maxLine), len(want)+1)
+		if len(got) != len(want) {
+			t.Fatalf("got %d results, want %d", len(got), len(want))
+		}
+		for i := range got {
+			if got[i] != want[i] {
+				t.Errorf("Next #%d = %.40q (%d bytes), %v; want %.40q (%d bytes), %v",
+					i+1, got[i].line, len(got[i].line), got[i].err, want[i].line, len(want[i].line), want[i].err)
+			}
+		}
+	}
+}
+
+// A LineReader costs its read buffer, not its maximum: a connection that
+// may send lines of 4 MiB but sends short ones holds a few KiB. A long
+// line's slice is let go at the next short line.
+func TestLineReaderHoldsLittle(t *testing.T) {
+	const readers = 100
+	in := strings.Repeat("x", 64<<10) + "\nshort\n"
+	ls := make([]*LineReader, readers)
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for i := range ls {
+		ls[i] = NewLineReader(strings.NewReader(in), 4<<20)
+	}
+	runtime.ReadMemStats(&after)
+	if per := (after.TotalAlloc - before.TotalAlloc) / readers; per > 2*lineBuffer {
+		t.Errorf("a LineReader of max 4 MiB allocated %d bytes, want at most %d", per, 2*lineBuffer)
+	}
+	l := ls[0]
+	if line, err := l.Next(); err != nil || len(line) != 64<<10 || cap(l.long) > 64<<10 {
+		t.Fatalf("long line: %d bytes, %v; gathered in %d", len(line), err, cap(l.long))
+	}
+	if line, err := l.Next(); err != nil || string(line) != "short" || l.long != nil {
+		t.Fatalf("Next = %q, %v; the long line still held: %v", line, err, l.long != nil)
+	}
+}

@@ -61,15 +61,38 @@ type RejectParams struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// ConfirmationsListParams filter hal/confirmations/list.
+// ConfirmationsListParams filter hal/confirmations/list and choose its
+// page: the requests after the id After (none: from the first), at most
+// Limit of them (none: as many as fit in one message).
 type ConfirmationsListParams struct {
 	Status string `json:"status,omitempty"`
+	After  string `json:"after,omitempty"`
+	Limit  *int   `json:"limit,omitempty"`
 }
 
-// ConfirmationsListResult is the answer to hal/confirmations/list.
+// ConfirmationsListResult is one page of hal/confirmations/list, by id.
+// Next is set when more follow: the After of the next page.
 type ConfirmationsListResult struct {
 	Confirmations []Confirmation `json:"confirmations"`
+	Next          string         `json:"next,omitempty"`
 }
+
+// Bounds on what a client may make the Hub keep (spec §7).
+const (
+	// MaxReasonBytes bounds the reason of a write, a stop or a
+	// rejection, in bytes of UTF-8.
+	MaxReasonBytes = 1024
+	// MaxPendingPerPrincipal and MaxPending bound the Confirmation
+	// Requests waiting for an admin; past them a write that needs one is
+	// BUSY (data.reason "confirmations_full").
+	MaxPendingPerPrincipal = 16
+	MaxPending             = 256
+	// MaxConfirmValueBytes bounds the value a Confirmation Request holds,
+	// as compact JSON.
+	MaxConfirmValueBytes = 4096
+	// MaxConfirmationsPage is the largest limit of hal/confirmations/list.
+	MaxConfirmationsPage = 1000
+)
 
 // ConfirmationNotice is the params of hal/confirmationRequested and
 // hal/confirmationResolved.

@@ -366,6 +366,8 @@ func hubLimits(l board.Limits) halhub.Limits {
 	out.InitMessageBytes = l.InitMessageBytes
 	out.HTTPIdleTimeout = l.HTTPIdleTimeout
 	out.AuthTrackedPeers = l.AuthTrackedPeers
+	out.QueueBytes = l.QueueBytes
+	out.TotalQueueBytes = l.TotalQueueBytes
 	return out
 }
 

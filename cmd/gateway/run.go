@@ -60,6 +60,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--log-level: %w", err)
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	setMemoryLimit(log)
 	dir := firstNonEmpty(*stateDir, cfg.StateDir, defaultStateDir())
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)

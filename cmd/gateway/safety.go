@@ -226,18 +226,62 @@ func confirmList(args []string, stdout, stderr io.Writer) error {
 	if *status != "" && !slices.Contains(confirmStatuses, *status) {
 		return fmt.Errorf("confirm list: --status %q is not one of %s", *status, strings.Join(confirmStatuses, ", "))
 	}
-	raw, err := f.callOnce(openhal.MethodConfirmationsList, openhal.ConfirmationsListParams{Status: *status}, "")
+	all, err := f.confirmationPages(*status)
 	if err != nil {
 		return err
 	}
 	if f.json {
+		raw, err := json.Marshal(struct {
+			Confirmations []json.RawMessage `json:"confirmations"`
+		}{all})
+		if err != nil {
+			return fmt.Errorf("encode the confirmation list: %w", err)
+		}
 		return printJSON(stdout, raw)
 	}
-	var res openhal.ConfirmationsListResult
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("decode the confirmation list: %w", err)
+	cs := make([]openhal.Confirmation, len(all))
+	for i, raw := range all {
+		if err := json.Unmarshal(raw, &cs[i]); err != nil {
+			return fmt.Errorf("decode the confirmation list: %w", err)
+		}
 	}
-	return printConfirmations(stdout, res.Confirmations)
+	return printConfirmations(stdout, cs)
+}
+
+// confirmationPages reads every page of hal/confirmations/list on one
+// connection, within --timeout in all, and returns the requests as the
+// hub sent them, by id.
+func (f *clientFlags) confirmationPages(status string) ([]json.RawMessage, error) {
+	ctx, stop := f.context(true)
+	defer stop()
+	c, err := f.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	all := []json.RawMessage{}
+	p := openhal.ConfirmationsListParams{Status: status}
+	for {
+		raw, err := f.call(ctx, c, openhal.MethodConfirmationsList, p, "")
+		if err != nil {
+			return nil, err
+		}
+		var page struct {
+			Confirmations []json.RawMessage `json:"confirmations"`
+			Next          string            `json:"next"`
+		}
+		if err := json.Unmarshal(raw, &page); err != nil {
+			return nil, fmt.Errorf("decode the confirmation list: %w", err)
+		}
+		all = append(all, page.Confirmations...)
+		if page.Next == "" {
+			return all, nil
+		}
+		if len(page.Confirmations) == 0 || page.Next == p.After {
+			return nil, fmt.Errorf("the hub sent an empty page of confirmations after %q that says more follow", p.After)
+		}
+		p.After = page.Next
+	}
 }
 
 func printConfirmations(w io.Writer, cs []openhal.Confirmation) error {

@@ -196,6 +196,81 @@ func TestConfirmCommands(t *testing.T) {
 	}
 }
 
+// TestConfirmListPages: `confirm list` follows the Hub's pages, on both
+// transports: 48 requests with reasons of 1 KiB do not fit in one message
+// of 16 KiB; the table and --json show them all, by id, once each.
+func TestConfirmListPages(t *testing.T) {
+	noEnv(t)
+	hub := hubtest.New(t, hubtest.Configure(func(o *halhub.Options) { o.Limits.MaxMessageBytes = 16 << 10 }))
+	for _, tr := range []string{"ws", "tcp"} {
+		url := hub.Listen(tr)
+		var want []string
+		for i := range 3 {
+			tok := hub.Token(fmt.Sprintf("%s-agent-%d", tr, i), openhal.KindAgent, openhal.ScopeControlLow)
+			for range openhal.MaxPendingPerPrincipal {
+				out, _, err := runClient(t, cmdWrite, "--hub", url, "--token", tok, "--reason", strings.Repeat("r", openhal.MaxReasonBytes), "sim.heater", "true")
+				m := regexp.MustCompile(`confirmation (c-\d+) `).FindStringSubmatch(out)
+				if err != nil || m == nil {
+					t.Fatalf("write: %q, %v", out, err)
+				}
+				want = append(want, m[1])
+			}
+		}
+		admin := []string{"--hub", url, "--token", hub.Admin}
+		out, _, err := runClient(t, cmdConfirm, append([]string{"list", "--status", "pending"}, admin...)...)
+		var got []string
+		for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n")[1:] {
+			got = append(got, strings.Fields(line)[0])
+		}
+		if err != nil || !slices.Equal(got, want) {
+			t.Errorf("%s: confirm list: %v, %v; want %v", tr, got, err, want)
+		}
+		out, _, err = runClient(t, cmdConfirm, append([]string{"list", "--status", "pending", "--json"}, admin...)...)
+		var res openhal.ConfirmationsListResult
+		got = got[:0]
+		if jerr := json.Unmarshal([]byte(out), &res); jerr != nil {
+			t.Fatalf("%s: confirm list --json printed %.200q: %v", tr, out, jerr)
+		}
+		for _, c := range res.Confirmations {
+			got = append(got, c.ID)
+		}
+		if err != nil || !slices.Equal(got, want) || res.Next != "" {
+			t.Errorf("%s: confirm list --json: %v, next %q, %v; want %v", tr, got, res.Next, err, want)
+		}
+		// Stopped: every request resolved, room for the next transport's.
+		runClient(t, cmdStop, admin...)
+		runClient(t, cmdResume, admin...)
+	}
+}
+
+// TestAuditCommandShortPages: the Hub sends fewer entries than asked when
+// they would not fit in one message; `audit` reads on until an empty page
+// and prints them all.
+func TestAuditCommandShortPages(t *testing.T) {
+	noEnv(t)
+	dir := t.TempDir()
+	log, err := audit.Open(filepath.Join(dir, "audit"), audit.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { log.Close() })
+	hub := hubtest.New(t, hubtest.Configure(func(o *halhub.Options) { o.StateDir, o.Audit, o.Limits.MaxMessageBytes = dir, log, 16<<10 }))
+	const n = 300
+	entries := make([]audit.Entry, n)
+	for i := range entries {
+		entries[i] = audit.Entry{Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "sim.led",
+			Value: true, Outcome: "applied", Reason: fmt.Sprintf("%04d", i+1) + strings.Repeat(".", openhal.MaxReasonBytes-4)}
+	}
+	if _, err := log.Append(context.Background(), entries...); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := runClient(t, cmdAudit, "--json", "--hub", hub.Listen("tcp"), "--token", hub.Admin)
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if err != nil || len(lines) != n || !strings.Contains(lines[n-1], `"reason":"0300.`) {
+		t.Errorf("audit --json: %d lines, %v; want %d", len(lines), err, n)
+	}
+}
+
 // auditHub is a hubtest.Bench with a state directory and an audit log.
 type auditHub struct {
 	*hubtest.Bench

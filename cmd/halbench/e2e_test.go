@@ -43,6 +43,7 @@ func TestQuickRun(t *testing.T) {
 		"| fan-out: seq gaps | ",
 		"| fan-out: delivery latency p50 (receipt − ts) | ",
 		"| fan-out: delivery latency p99 (receipt − ts) | ",
+		"| fan-out: connections closed for a full queue | 0 |",
 		"| fan-out: gateway CPU during the writes (% of one core) | ",
 		"| RSS with 100 connections (MiB) | ",
 		"| idle CPU, 10 clients, 3s (% of one core) | ",

@@ -69,6 +69,10 @@ type fanoutResult struct {
 	lat         latencies
 	cpuTicks    uint64 // the gateway's CPU during the writes; 0 without a pid
 	selfTicks   uint64 // halbench's own, watchers and writer: on one machine they share the cores
+	// overflows is how many connections the gateway closed for a full
+	// queue during the fan-out; overflowErr why it could not be read.
+	overflows   uint64
+	overflowErr error
 }
 
 // runFanout connects the watchers, then one writer that toggles
@@ -94,6 +98,7 @@ func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog
 		return fanoutResult{}, err
 	}
 	log.Info("fan-out", "watchers", s.watchers, "rate", s.writeRate, "duration", s.fanout)
+	overflowsBefore, overflowErr := queueOverflows(ctx, srv)
 	wr := write(ctx, wc, s)
 	if wr.err != nil {
 		return fanoutResult{}, wr.err
@@ -106,6 +111,12 @@ func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog
 		cpuTicks: after[0] - before[0], selfTicks: after[1] - before[1]}
 	if len(wr.seqs) > 0 {
 		waitCaughtUp(ctx, ws, wr.seqs[len(wr.seqs)-1])
+	}
+	res.overflowErr = overflowErr
+	if overflowErr == nil {
+		var after uint64
+		after, res.overflowErr = queueOverflows(ctx, srv)
+		res.overflows = after - overflowsBefore
 	}
 	closeWatchers(ws) // their notifications end: what they saw is final
 	var all []time.Duration

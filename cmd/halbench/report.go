@@ -87,6 +87,7 @@ func (r *report) fanoutRows() []row {
 		{figure: "fan-out: seq gaps", gateway: gaps, target: "0", result: verdict(f.gaps.gaps == 0)},
 		{figure: "fan-out: delivery latency p50 (receipt − ts)", gateway: micros(f.lat.p50)},
 		{figure: "fan-out: delivery latency p99 (receipt − ts)", gateway: micros(f.lat.p99)},
+		overflowRow(f),
 	}
 	if f.gaps.foreign > 0 {
 		out = append(out, row{figure: "fan-out: values of sim.led no write of the writer made, or repeated", gateway: fmt.Sprint(f.gaps.foreign)})
@@ -103,6 +104,18 @@ func (r *report) fanoutRows() []row {
 		out = append(out, row{figure: "fan-out: halbench's own CPU meanwhile (% of one core)", gateway: fmt.Sprintf("%.1f", cpuPercent(f.selfTicks, f.elapsed))})
 	}
 	return out
+}
+
+// overflowRow is the connections the gateway closed for a full queue
+// during the fan-out: its watchers read, so none may be.
+func overflowRow(f fanoutResult) row {
+	r := row{figure: "fan-out: connections closed for a full queue", target: "0"}
+	if f.overflowErr != nil {
+		r.gateway, r.result = "n/a ("+f.overflowErr.Error()+")", "skipped"
+		return r
+	}
+	r.gateway, r.result = fmt.Sprint(f.overflows), verdict(f.overflows == 0)
+	return r
 }
 
 func (r *report) resourceRows() []row {

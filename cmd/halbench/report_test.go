@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -49,9 +50,9 @@ func TestReportFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &report{s: s, res: resources{measured: true, rss: 40 << 20, idleCPU: 0.1},
-		fanout: fanoutResult{writes: 10, watchers: 2, received: 19, gaps: gapStats{gaps: 1, missed: 1}, elapsed: time.Second}}
+		fanout: fanoutResult{writes: 10, watchers: 2, received: 19, gaps: gapStats{gaps: 1, missed: 1}, elapsed: time.Second, overflows: 1}}
 	failed := strings.Join(r.failed(), "\n")
-	for _, want := range []string{"RSS with 100 connections", "seq gaps"} {
+	for _, want := range []string{"RSS with 100 connections", "seq gaps", "closed for a full queue"} {
 		if !strings.Contains(failed, want) {
 			t.Errorf("failed targets:\n%s\nwant one with %q", failed, want)
 		}
@@ -61,6 +62,7 @@ func TestReportFailed(t *testing.T) {
 	}
 	r.res = resources{} // no --pid: skipped, not failed
 	r.fanout.gaps = gapStats{}
+	r.fanout.overflows, r.fanout.overflowErr = 0, errors.New("no /metrics") // skipped, not failed
 	if f := r.failed(); len(f) != 0 {
 		t.Errorf("failed without resources and gaps: %q", f)
 	}
