@@ -34,7 +34,7 @@ func TestAuditEntrySizes(t *testing.T) {
 		}, 2 << 10},
 		{"write refused (read token), 255 KiB reason", func() { refuse(t, reader, 1) }, 2 << 10},
 		{"write refused: 80 KiB device, value and reason", func() {
-			wantCode(t, writer.call("hal/write", map[string]any{"device": huge, "value": huge, "reason": huge}), openhal.CodeDeviceNotFound, "")
+			wantCode(t, writer.call("hal/write", map[string]any{"device": huge, "value": huge, "reason": huge}), openhal.CodeInvalidParams, "too_long")
 		}, 4 << 10},
 		{"write blocked (kept), 1 KiB reason", func() {
 			b.door.Value(true, time.Time{})
