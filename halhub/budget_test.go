@@ -182,10 +182,13 @@ func TestQueueBudgetClosesTheStalledLargest(t *testing.T) {
 // Spec §2, docs/protocol.md: the messages of a connection's requests in
 // flight hold at most MaxMessageBytes together; a request past that is
 // BUSY too_many_in_flight while the others wait, and one request alone is
-// always taken, whatever its size (up to the message limit).
+// always taken, whatever its size (up to the message limit). The BUSY
+// write is in the audit log like any refused write (spec §10: every write
+// attempt and its outcome).
 func TestInFlightBytesBounded(t *testing.T) {
 	const maxMessage = 64 << 10
-	th := newTestHub(t, func(o *Options) { o.Limits.MaxMessageBytes = maxMessage })
+	log, withLog := withAudit(t)
+	th := newTestHub(t, withLog, func(o *Options) { o.Limits.MaxMessageBytes = maxMessage })
 	hold := make(chan struct{})
 	slow := numberDevice("bench.slow")
 	slow.writeFn = func(ctx context.Context, _ device.WriteRequest) (device.WriteResult, error) {
@@ -216,6 +219,9 @@ func TestInFlightBytesBounded(t *testing.T) {
 	c.sendRaw(write(3, 20<<10)) // 60 KiB: waits behind the first
 	got := c.answers([]int{2})
 	wantCode(t, got[2], openhal.CodeBusy, "too_many_in_flight")
+	if busy := refusals(t, log, "too_many_in_flight"); len(busy) != 1 || busy[0].Outcome != "refused" {
+		t.Errorf("the BUSY write in the audit log: %+v, want one refused entry", busy)
+	}
 	close(hold)
 	for id, m := range c.answers([]int{1, 3}) {
 		if m.Error != nil {

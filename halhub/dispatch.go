@@ -64,18 +64,32 @@ func (s *session) handle(raw []byte) {
 		cost := requestCost(raw)
 		if e := s.acquire(cost); e != nil {
 			s.hub.stats.errors.Add(1)
-			s.notify(jsonrpc.AppendError(nil, m.ID, e))
+			s.refuseBusy(m, e)
 			return
 		}
 		s.hub.stats.requests.Add(1)
 		if s.hub.closing.Load() {
-			s.replyError(m.ID, errorf(openhal.CodeBusy, "shutting_down", "the gateway is shutting down"))
-			s.unhold(cost)
+			busy := errorf(openhal.CodeBusy, "shutting_down", "the gateway is shutting down")
+			go s.answer(m, cost, func() (any, *jsonrpc.Error) { return nil, busy })
 			return
 		}
 		s.handleRequest(m, cost)
 	}
 	// A response from a client answers nothing: the Hub sends no requests.
+}
+
+// refuseBusy answers a request past the limits of requests in flight. It
+// is not in flight itself, so its answer queues like a notification
+// (bounded by the queue, not by the limit it broke). An audited method's
+// refusal is recorded first, as every answer to one is (spec §10) — past
+// the principal's rate only counted, so that a flood of them costs the
+// reader no wait for the disk.
+func (s *session) refuseBusy(m jsonrpc.Message, e *jsonrpc.Error) {
+	if _, ok := audited[m.Method]; ok && !s.phaseIs(phaseNew) {
+		p, _ := s.who()
+		e = s.hub.auditAnswer(p, m.Method, m.Params, nil, e)
+	}
+	s.notify(jsonrpc.AppendError(nil, m.ID, e))
 }
 
 func (s *session) handleNotification(name string) {
