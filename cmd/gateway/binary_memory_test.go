@@ -54,7 +54,11 @@ const attackTime = 6 * time.Second
 //   - 12 watchers that never read while an admin toggles sim.led as fast
 //     as it can;
 //   - 8 connections holding half a message of 255 KiB, and 2 sending
-//     messages over the limit again and again.
+//     messages over the limit again and again;
+//   - and, without a token, 48 connections (8 from each of 6 addresses:
+//     three quarters of the budget of connections not yet authenticated,
+//     the rest left for the attack's own reconnections), each holding
+//     half a first message as long as one may be before hal/initialize.
 //
 // Connections that do not read shrink their socket's receive buffer, as
 // an attacker would, so that what they do not read waits in the gateway
@@ -85,6 +89,7 @@ func TestBinaryMemoryBounded(t *testing.T) {
 	floodDone := a.floodReasons(agentTok, 8)
 	queueDone := a.queueWrites(agentTok, 12)
 	a.listWithoutReading(agentTok, readTok, 12)
+	a.halfSendUnauthenticated(6, 8)
 	time.Sleep(attackTime) // the floods run for this long: a duration, not a wait for an event
 	cancel()
 	<-floodDone
@@ -315,6 +320,49 @@ func (a *attacker) halfSend(tok string, n int) {
 			a.t.Fatalf("half a message: %v", err)
 		}
 		// w is never closed: the frame never ends.
+	}
+}
+
+// halfSendUnauthenticated opens perPeer connections from each of peers
+// loopback addresses, alternately TCP and WebSocket, that send all but
+// the last byte of a hal/initialize as long as the gateway takes before
+// authentication (hub.limits.initMessageBytes, 16 KiB) and never finish
+// it: the most that peers without a token can make it hold.
+func (a *attacker) halfSendUnauthenticated(peers, perPeer int) {
+	pad := strings.Repeat("u", 16<<10-200)
+	half := `{"jsonrpc":"2.0","id":1,"method":"hal/initialize","params":{"protocolVersion":"0.1","clientInfo":{"name":"` + pad
+	for p := range peers {
+		local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(10+p))}
+		d := &net.Dialer{Control: smallReceiveBuffer, LocalAddr: local, Timeout: waitLong}
+		for i := range perPeer {
+			if transportOf(i) == "tcp" {
+				nc, err := d.Dial("tcp", a.g.tcpAddr)
+				if err != nil {
+					a.t.Fatalf("unauthenticated connection from %s: %v", local.IP, err)
+				}
+				a.keep(nc)
+				if _, err := io.WriteString(nc, half); err != nil {
+					a.t.Fatalf("half a first message: %v", err)
+				}
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+			client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+			ws, _, err := websocket.Dial(ctx, a.g.ws, &websocket.DialOptions{HTTPClient: client})
+			cancel()
+			if err != nil {
+				a.t.Fatalf("unauthenticated WebSocket from %s: %v", local.IP, err)
+			}
+			a.keep(&rawConn{ws: ws})
+			w, err := ws.Writer(context.Background(), websocket.MessageText)
+			if err != nil {
+				a.t.Fatalf("half a first message: %v", err)
+			}
+			if _, err := io.WriteString(w, half); err != nil {
+				a.t.Fatalf("half a first message: %v", err)
+			}
+			// w is never closed: the frame never ends.
+		}
 	}
 }
 
