@@ -220,6 +220,28 @@ func copyExecutable(t *testing.T, from, to string) {
 	}
 }
 
+// deviceAtChanges records device id's state at every change of an
+// adapter's state, as the change happens (Watch runs under the adapter's
+// lock): what anyone reading the status at that moment could read beside
+// it. The returned function gives the record so far.
+func (b *bench) deviceAtChanges(id string) func() []device.State {
+	var mu sync.Mutex
+	var seen []device.State
+	ctx, cancel := context.WithCancel(context.Background())
+	b.t.Cleanup(cancel)
+	b.sup.Watch(ctx, func() {
+		d, _ := b.reg.Describe(id)
+		mu.Lock()
+		seen = append(seen, d.State)
+		mu.Unlock()
+	})
+	return func() []device.State {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]device.State(nil), seen...)
+	}
+}
+
 // adapter returns a loaded adapter.
 func (b *bench) adapter(name string) *adapter {
 	b.sup.mu.Lock()

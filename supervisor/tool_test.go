@@ -95,6 +95,7 @@ func TestToolRequestDuringStop(t *testing.T) {
 // by the next request, under the same count.
 func TestToolCrash(t *testing.T) {
 	b := newBench(t, spec{name: "tool", kind: "tool", args: []string{"--exit-at-start", "2"}, devices: tempDevice})
+	atChanges := b.deviceAtChanges("tool.temp")
 	b.start()
 	c := b.client()
 	for i := 1; i <= 8; i++ {
@@ -109,6 +110,11 @@ func TestToolCrash(t *testing.T) {
 	st := b.waitState("tool", restart.Failed)
 	if st.Reason != restart.Crashloop {
 		t.Fatalf("status %+v", st)
+	}
+	// Offline already when the state became failed, not just by now: the
+	// last change recorded is the one to failed, which stays.
+	if seen := atChanges(); len(seen) == 0 || seen[len(seen)-1] != device.StateOffline {
+		t.Fatalf("device states at each change of the adapter's state: %v; the last, at failed, must be offline", seen)
 	}
 	if d, _ := b.reg.Describe("tool.temp"); d.State != device.StateOffline {
 		t.Fatalf("a failed tool's device is %s", d.State)
