@@ -242,6 +242,36 @@ func (b *bench) deviceAtChanges(id string) func() []device.State {
 	}
 }
 
+// change is an adapter's state, detail and crash count as one change of
+// its state made them visible.
+type change struct {
+	state       restart.State
+	detail      string
+	consecutive int
+}
+
+// changes records adapter name's state changes as they happen (Watch runs
+// under the adapter's lock, so the fields are read as the change left
+// them). The returned function gives the record so far.
+func (b *bench) changes(name string) func() []change {
+	a := b.adapter(name)
+	var mu sync.Mutex
+	var seen []change
+	ctx, cancel := context.WithCancel(context.Background())
+	b.t.Cleanup(cancel)
+	b.sup.Watch(ctx, func() {
+		c := change{a.state, a.detail, a.consecutive} // a.mu is held: see Watch
+		mu.Lock()
+		seen = append(seen, c)
+		mu.Unlock()
+	})
+	return func() []change {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]change(nil), seen...)
+	}
+}
+
 // adapter returns a loaded adapter.
 func (b *bench) adapter(name string) *adapter {
 	b.sup.mu.Lock()

@@ -124,6 +124,7 @@ func TestToolCrash(t *testing.T) {
 // A tool's clean stop when idle ends its series of crashes (section 7).
 func TestToolIdleStopResetsCount(t *testing.T) {
 	b := newBench(t, spec{name: "tool", kind: "tool", args: []string{"--values", `{"temp":3}`}, devices: tempDevice})
+	changes := b.changes("tool")
 	b.start()
 	c := b.client()
 	if _, err := c.Read(ctxWait(t), "tool.temp", 0); err != nil {
@@ -144,5 +145,9 @@ func TestToolIdleStopResetsCount(t *testing.T) {
 	st := b.waitState("tool", restart.Stopped) // idle
 	if st.Consecutive != 0 || st.Crashes != 1 {
 		t.Fatalf("after a clean idle stop: %+v", st)
+	}
+	// Not just by now: the count was 0 as the state became stopped.
+	if seen := changes(); len(seen) == 0 || seen[len(seen)-1] != (change{restart.Stopped, "idle", 0}) {
+		t.Fatalf("state changes %+v; the last, to stopped after idle, must show the series ended", seen)
 	}
 }
