@@ -105,6 +105,12 @@ type bench struct {
 
 func newBench(t *testing.T, specs ...spec) *bench {
 	t.Helper()
+	return newBenchTimed(t, shortTiming(), specs...)
+}
+
+// newBenchTimed is newBench with the supervisor's timing given.
+func newBenchTimed(t *testing.T, timing Timing, specs ...spec) *bench {
+	t.Helper()
 	root := t.TempDir()
 	// The adapters' user must be able to reach the state directory.
 	for _, d := range []string{filepath.Dir(root), root} {
@@ -112,7 +118,7 @@ func newBench(t *testing.T, specs ...spec) *bench {
 			t.Fatal(err)
 		}
 	}
-	b := &bench{t: t, stateDir: filepath.Join(root, "state"), log: &syncBuffer{}, timing: shortTiming()}
+	b := &bench{t: t, stateDir: filepath.Join(root, "state"), log: &syncBuffer{}, timing: timing}
 	if err := os.Mkdir(b.stateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
