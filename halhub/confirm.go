@@ -312,6 +312,9 @@ func (h *Hub) reapply(pw *pendingWrite) (any, *jsonrpc.Error) {
 	if err := f.desc.Schema.Validate(w.value); err != nil {
 		return nil, valueError(f.id, err)
 	}
+	if err := checkDeviceValue(f, w.value); err != nil {
+		return nil, err
+	}
 	w.f, w.confirmed, w.confirmation = f, true, pw.c.ID
 	return h.write(&w, h.order.enter(f.id))
 }

@@ -86,6 +86,9 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 	if err := f.desc.Schema.Validate(v); err != nil {
 		return nil, valueError(f.id, err)
 	}
+	if err := checkDeviceValue(f, v); err != nil {
+		return nil, err
+	}
 	if p.Reply && f.desc.Kind != device.KindSerial {
 		return nil, errInvalidParams("reply_unsupported", "params.reply is for serial devices; %s is %s", f.id, f.desc.Kind)
 	}

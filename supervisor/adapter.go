@@ -137,12 +137,20 @@ func (a *adapter) setState(st restart.State, detail string) {
 }
 
 // fail marks the adapter failed; it stays so until reset or reinstalled.
+//
+// Its devices go offline first and only then does the state change: a
+// status (or a watcher, or a request refused with E_ADAPTER_FAILED) that
+// says failed is never seen beside a device that still says ok. The other
+// order left that window open to anyone looking, a tool's devices above
+// all, which stay ok between runs. Nothing can bring the devices back up
+// in between: only the loop starts runs, and fail is called by the loop
+// (or by load, before the loop exists).
 func (a *adapter) fail(reason restart.Reason, detail string) {
+	a.log.Error("adapter failed", "reason", reason, "detail", detail)
+	a.takeDevicesDown("adapter "+a.name+" failed ("+reason.String()+")", true)
 	a.mu.Lock()
 	a.setStateLocked(restart.Failed, reason, detail)
 	a.mu.Unlock()
-	a.log.Error("adapter failed", "reason", reason, "detail", detail)
-	a.devicesDown("adapter " + a.name + " failed (" + reason.String() + ")")
 }
 
 // kick wakes the loop.

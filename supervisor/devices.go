@@ -203,7 +203,14 @@ func (a *adapter) devicesDown(why string) {
 	a.mu.Lock()
 	failed := a.state == restart.Failed
 	a.mu.Unlock()
-	if !a.isTool() || failed {
+	a.takeDevicesDown(why, !a.isTool() || failed)
+}
+
+// takeDevicesDown removes the run-time devices and, when offline is set,
+// marks the declared ones offline with why. It returns once the Hub's
+// registry holds the change.
+func (a *adapter) takeDevicesDown(why string, offline bool) {
+	if offline {
 		for _, d := range a.declaredList() {
 			a.s.opt.Registry.SetState(d.desc.ID, device.StateOffline, why)
 		}

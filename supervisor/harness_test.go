@@ -105,6 +105,12 @@ type bench struct {
 
 func newBench(t *testing.T, specs ...spec) *bench {
 	t.Helper()
+	return newBenchTimed(t, shortTiming(), specs...)
+}
+
+// newBenchTimed is newBench with the supervisor's timing given.
+func newBenchTimed(t *testing.T, timing Timing, specs ...spec) *bench {
+	t.Helper()
 	root := t.TempDir()
 	// The adapters' user must be able to reach the state directory.
 	for _, d := range []string{filepath.Dir(root), root} {
@@ -112,7 +118,7 @@ func newBench(t *testing.T, specs ...spec) *bench {
 			t.Fatal(err)
 		}
 	}
-	b := &bench{t: t, stateDir: filepath.Join(root, "state"), log: &syncBuffer{}, timing: shortTiming()}
+	b := &bench{t: t, stateDir: filepath.Join(root, "state"), log: &syncBuffer{}, timing: timing}
 	if err := os.Mkdir(b.stateDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -217,6 +223,58 @@ func copyExecutable(t *testing.T, from, to string) {
 	}
 	if err := os.WriteFile(to, data, 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// deviceAtChanges records device id's state at every change of an
+// adapter's state, as the change happens (Watch runs under the adapter's
+// lock): what anyone reading the status at that moment could read beside
+// it. The returned function gives the record so far.
+func (b *bench) deviceAtChanges(id string) func() []device.State {
+	var mu sync.Mutex
+	var seen []device.State
+	ctx, cancel := context.WithCancel(context.Background())
+	b.t.Cleanup(cancel)
+	b.sup.Watch(ctx, func() {
+		d, _ := b.reg.Describe(id)
+		mu.Lock()
+		seen = append(seen, d.State)
+		mu.Unlock()
+	})
+	return func() []device.State {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]device.State(nil), seen...)
+	}
+}
+
+// change is an adapter's state, detail and crash count as one change of
+// its state made them visible.
+type change struct {
+	state       restart.State
+	detail      string
+	consecutive int
+}
+
+// changes records adapter name's state changes as they happen (Watch runs
+// under the adapter's lock, so the fields are read as the change left
+// them). The returned function gives the record so far.
+func (b *bench) changes(name string) func() []change {
+	a := b.adapter(name)
+	var mu sync.Mutex
+	var seen []change
+	ctx, cancel := context.WithCancel(context.Background())
+	b.t.Cleanup(cancel)
+	b.sup.Watch(ctx, func() {
+		c := change{a.state, a.detail, a.consecutive} // a.mu is held: see Watch
+		mu.Lock()
+		seen = append(seen, c)
+		mu.Unlock()
+	})
+	return func() []change {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]change(nil), seen...)
 	}
 }
 

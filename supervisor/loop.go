@@ -31,7 +31,7 @@ func (a *adapter) serviceLoop(ctx context.Context) {
 		r, err := a.start(ctx)
 		if err == nil {
 			if err = a.await(ctx, r); err == nil {
-				a.stop(r, "the gateway is stopping")
+				a.stop(r, "the gateway is stopping", nil)
 				return
 			}
 			a.kill(r) // a crash: what is left of it goes at once
@@ -72,14 +72,13 @@ func (a *adapter) toolLoop(ctx context.Context) {
 			a.touch()
 			if err = a.await(ctx, r); err == nil {
 				if ctx.Err() != nil {
-					a.stop(r, "the gateway is stopping")
+					a.stop(r, "the gateway is stopping", nil)
 					return
 				}
-				a.stop(r, "idle")
-				a.tracker.CleanIdleStop()
-				a.mu.Lock()
-				a.consecutive = 0
-				a.mu.Unlock()
+				a.stop(r, "idle", func() { // a clean run ends the series
+					a.tracker.CleanIdleStop()
+					a.consecutive = 0
+				})
 				continue
 			}
 			a.kill(r)

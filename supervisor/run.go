@@ -186,8 +186,12 @@ func (a *adapter) kill(r *run) {
 	a.finish(r)
 }
 
-// stop runs the fixed stop sequence (section 8) on a run.
-func (a *adapter) stop(r *run, why string) {
+// stop runs the fixed stop sequence (section 8) on a run, then marks the
+// adapter stopped. book, when not nil, runs under a.mu just before the
+// state changes, on the loop: whoever sees "stopped" sees what it booked
+// (a tool's crash series ended by a clean idle stop), never the state
+// without it.
+func (a *adapter) stop(r *run, why string, book func()) {
 	a.setState(restart.Stopping, why)
 	// Events from here on are not the stop's to deliver: only those
 	// already queued are written (section 8), and later ones are not drops.
@@ -209,7 +213,12 @@ func (a *adapter) stop(r *run, why string) {
 	a.lastStop = &rep
 	a.mu.Unlock()
 	a.finish(r)
-	a.setState(restart.Stopped, why)
+	a.mu.Lock()
+	if book != nil {
+		book()
+	}
+	a.setStateLocked(restart.Stopped, restart.NoReason, why)
+	a.mu.Unlock()
 }
 
 // finish detaches an ended run: its connection, events and devices.

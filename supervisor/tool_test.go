@@ -95,6 +95,7 @@ func TestToolRequestDuringStop(t *testing.T) {
 // by the next request, under the same count.
 func TestToolCrash(t *testing.T) {
 	b := newBench(t, spec{name: "tool", kind: "tool", args: []string{"--exit-at-start", "2"}, devices: tempDevice})
+	atChanges := b.deviceAtChanges("tool.temp")
 	b.start()
 	c := b.client()
 	for i := 1; i <= 8; i++ {
@@ -110,6 +111,11 @@ func TestToolCrash(t *testing.T) {
 	if st.Reason != restart.Crashloop {
 		t.Fatalf("status %+v", st)
 	}
+	// Offline already when the state became failed, not just by now: the
+	// last change recorded is the one to failed, which stays.
+	if seen := atChanges(); len(seen) == 0 || seen[len(seen)-1] != device.StateOffline {
+		t.Fatalf("device states at each change of the adapter's state: %v; the last, at failed, must be offline", seen)
+	}
 	if d, _ := b.reg.Describe("tool.temp"); d.State != device.StateOffline {
 		t.Fatalf("a failed tool's device is %s", d.State)
 	}
@@ -118,6 +124,7 @@ func TestToolCrash(t *testing.T) {
 // A tool's clean stop when idle ends its series of crashes (section 7).
 func TestToolIdleStopResetsCount(t *testing.T) {
 	b := newBench(t, spec{name: "tool", kind: "tool", args: []string{"--values", `{"temp":3}`}, devices: tempDevice})
+	changes := b.changes("tool")
 	b.start()
 	c := b.client()
 	if _, err := c.Read(ctxWait(t), "tool.temp", 0); err != nil {
@@ -138,5 +145,9 @@ func TestToolIdleStopResetsCount(t *testing.T) {
 	st := b.waitState("tool", restart.Stopped) // idle
 	if st.Consecutive != 0 || st.Crashes != 1 {
 		t.Fatalf("after a clean idle stop: %+v", st)
+	}
+	// Not just by now: the count was 0 as the state became stopped.
+	if seen := changes(); len(seen) == 0 || seen[len(seen)-1] != (change{restart.Stopped, "idle", 0}) {
+		t.Fatalf("state changes %+v; the last, to stopped after idle, must show the series ended", seen)
 	}
 }

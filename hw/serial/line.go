@@ -27,9 +27,11 @@ const MaxLine = 4096
 var ErrOffline = device.ErrOffline
 
 // ErrDelimiter is returned by a write of a value that holds the line
-// delimiter: it would reach the instrument as two lines, and the second
-// line's answer would be taken for the first one's.
-var ErrDelimiter = errors.New("value contains the line delimiter")
+// delimiter or a line break (CheckValue): it would reach the instrument as
+// two lines, and the second line's answer would be taken for the first
+// one's. The Hub refuses such a value before the write (CheckValue), so a
+// device never sees it through the Hub.
+var ErrDelimiter = errors.New("value contains the line delimiter or a line break")
 
 // Reopening backoff: the first retry after a failure waits minBackoff,
 // each failed retry doubles the wait up to maxBackoff. A port that stayed
@@ -89,8 +91,9 @@ func (e *offlineError) Is(target error) bool { return target == ErrOffline }
 func (e *offlineError) Unwrap() error        { return e.cause }
 
 var (
-	_ device.Writer = (*LineDevice)(nil)
-	_ device.Runner = (*LineDevice)(nil)
+	_ device.Writer       = (*LineDevice)(nil)
+	_ device.Runner       = (*LineDevice)(nil)
+	_ device.ValueChecker = (*LineDevice)(nil)
 )
 
 // NewLineDevice returns a line device on port. delim ends each line in both
@@ -337,8 +340,8 @@ func (d *LineDevice) Write(ctx context.Context, req device.WriteRequest) (device
 	if !ok {
 		return device.WriteResult{}, fmt.Errorf("write %s: want a string, got %T", d.desc.ID, req.Value)
 	}
-	if strings.IndexByte(s, d.delim) >= 0 {
-		return device.WriteResult{}, fmt.Errorf("write %s: %w", d.desc.ID, ErrDelimiter)
+	if err := d.CheckValue(s); err != nil {
+		return device.WriteResult{}, fmt.Errorf("write %s: %w: %w", d.desc.ID, ErrDelimiter, err)
 	}
 	if err := acquire(ctx, d.txn); err != nil {
 		return device.WriteResult{}, err
@@ -370,6 +373,31 @@ func (d *LineDevice) Write(ctx context.Context, req device.WriteRequest) (device
 	case <-ctx.Done():
 		return device.WriteResult{}, ctx.Err()
 	}
+}
+
+// CheckValue refuses a string that would not reach the instrument as one
+// line (device.ValueChecker): one holding '\n' or '\r' (reason
+// "line_break"), or the device's own delimiter when that is another byte
+// (reason "delimiter"). The delimiter would end the line early and send
+// the rest as a second command, whose answer a reply write would take for
+// the first one's. A line break is refused whatever the delimiter: most
+// instruments end a command at either ('\r' for "\r\n" instruments on the
+// default '\n' delimiter too), and no value of one line holds one. Values
+// that are not strings are left to the schema and to Write.
+func (d *LineDevice) CheckValue(v any) error {
+	s, ok := v.(string)
+	if !ok {
+		return nil
+	}
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		return &device.ValueError{Reason: "line_break",
+			Detail: fmt.Sprintf("the string holds a line break (%q at byte %d); %s sends one line per write", s[i:i+1], i, d.desc.ID)}
+	}
+	if i := strings.IndexByte(s, d.delim); i >= 0 {
+		return &device.ValueError{Reason: "delimiter",
+			Detail: fmt.Sprintf("the string holds %s's line delimiter (%q at byte %d); it sends one line per write", d.desc.ID, s[i:i+1], i)}
+	}
+	return nil
 }
 
 func (d *LineDevice) await(w chan reply) error {

@@ -223,6 +223,7 @@ func TestWriteRejectsBadValues(t *testing.T) {
 	}{
 		{"not a string", 1.5, "want a string, got float64"},
 		{"two lines", "A\nB", ErrDelimiter.Error()},
+		{"a carriage return", "A\rB", ErrDelimiter.Error()},
 	}
 	for _, tt := range tests {
 		_, err := r.dev.Write(context.Background(), device.WriteRequest{Value: tt.v})
@@ -337,4 +338,43 @@ func TestReplyTransactionsOneAtATime(t *testing.T) {
 		}()
 	}
 	wg.Wait()
+}
+
+// CheckValue refuses, before any write, a string that would not reach the
+// instrument as one line: a line break whatever the delimiter, and the
+// device's own delimiter; the reason word tells which. Values that are not
+// strings are the schema's business.
+func TestCheckValue(t *testing.T) {
+	tests := []struct {
+		name   string
+		delim  byte
+		v      any
+		reason string // "" for accepted
+		detail string
+	}{
+		{"one line", 0, "MEAS?", "", ""},
+		{"empty", 0, "", "", ""},
+		{"newline", 0, "MEAS?\nRST", "line_break", `line break ("\n" at byte 5)`},
+		{"carriage return", 0, "A\rB", "line_break", `line break ("\r" at byte 1)`},
+		{"trailing newline", 0, "MEAS?\n", "line_break", "bench.meter sends one line per write"},
+		{"custom delimiter", ';', "A;B", "delimiter", `line delimiter (";" at byte 1)`},
+		{"newline with a custom delimiter", ';', "A\nB", "line_break", "line break"},
+		{"not a string", 0, 1.5, "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := NewLineDevice(meterDesc, nil, tt.delim, clocktest.NewFake(epoch))
+			err := d.CheckValue(tt.v)
+			if tt.reason == "" {
+				if err != nil {
+					t.Fatalf("CheckValue(%q) = %v, want nil", tt.v, err)
+				}
+				return
+			}
+			var ve *device.ValueError
+			if !errors.As(err, &ve) || ve.Reason != tt.reason || !strings.Contains(ve.Error(), tt.detail) {
+				t.Fatalf("CheckValue(%q) = %#v, want a ValueError %s saying %q", tt.v, err, tt.reason, tt.detail)
+			}
+		})
+	}
 }

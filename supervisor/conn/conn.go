@@ -253,8 +253,10 @@ func (c *Conn) Err() error {
 func (c *Conn) Close() { c.end(&EndError{Reason: "closed"}) }
 
 // end ends the connection once: every request in flight fails, the
-// writer stops and the remembered ids are forgotten (section 4: "the id is
-// forgotten when ... the connection ends").
+// writer takes no more frames (it writes those queued before, such as the
+// cancel of the ping whose miss ends the connection, and then stops) and
+// the remembered ids are forgotten (section 4: "the id is forgotten when
+// ... the connection ends").
 func (c *Conn) end(err *EndError) {
 	c.endOnce.Do(func() {
 		c.endErr = err

@@ -46,8 +46,14 @@ func (w *writer) send(b []byte, written chan struct{}) bool {
 	return true
 }
 
-// close stops the writer; frames still queued are dropped. A write in
-// progress returns once the process is gone and the pipe closed.
+// close stops the writer: no frame is queued after it, and the frames
+// queued before it are still written, in order, before the writer stops.
+// A frame queued just before the connection ends is often the one that
+// matters most (the cancel of the third missed ping, a reply the adapter
+// waits for), and whoever queued it did so while the connection lived.
+// The drain cannot hold anyone up: a write blocked on an adapter that
+// does not read returns once the process is killed and its pipe closes,
+// and nobody waits for the writer to stop.
 func (w *writer) close() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -57,16 +63,18 @@ func (w *writer) close() {
 	}
 }
 
-// run writes queued frames in batches, one write per batch, until close
-// or a write error, which ends the connection: an adapter that closed its
-// standard input can no longer be spoken to.
+// run writes queued frames in batches, one write per batch, until the
+// queue is drained after close, or a write error, which ends the
+// connection: an adapter that closed its standard input can no longer be
+// spoken to.
 func (w *writer) run(c *Conn) {
 	var buf []byte
 	var batch []outFrame
 	for {
+		stopping := false
 		select {
 		case <-w.stop:
-			return
+			stopping = true
 		case <-w.wake:
 		}
 		w.mu.Lock()
@@ -76,18 +84,20 @@ func (w *writer) run(c *Conn) {
 		for _, f := range batch {
 			buf = append(append(buf, f.b...), '\n')
 		}
-		if len(buf) == 0 {
-			continue
-		}
-		if _, err := w.w.Write(buf); err != nil {
-			c.end(&EndError{Reason: "write_error", Detail: err.Error()})
-			return
+		if len(buf) > 0 {
+			if _, err := w.w.Write(buf); err != nil {
+				c.end(&EndError{Reason: "write_error", Detail: err.Error()})
+				return
+			}
 		}
 		for i, f := range batch {
 			if f.written != nil {
 				close(f.written)
 			}
 			batch[i] = outFrame{}
+		}
+		if stopping {
+			return // send queues nothing once closed: this was the last
 		}
 	}
 }

@@ -102,7 +102,7 @@ func Hash(dir string) (string, error) {
 		return "", fmt.Errorf("hash adapter folder %s: %w", dir, err)
 	}
 	h := sha256.New()
-	io.WriteString(h, "adapter-folder-v1\n")
+	io.WriteString(h, hashHeader)
 	for _, rel := range list {
 		if err := hashFile(h, dir, rel); err != nil {
 			return "", fmt.Errorf("hash adapter folder %s: %w", dir, err)
@@ -124,24 +124,35 @@ func hashFile(h hash.Hash, dir, rel string) error {
 	if !fi.Mode().IsRegular() {
 		return fmt.Errorf("%q: %w", rel, ErrNotRegular)
 	}
+	size := fi.Size()
+	hashFileHeader(h, rel, fi.Mode(), size)
+	if _, err := io.CopyN(h, f, size); err != nil {
+		return fmt.Errorf("%q changed while hashed: %w", rel, err)
+	}
+	// A file that grew after Stat would make the framing lie.
+	var b [1]byte
+	if m, _ := f.Read(b[:]); m != 0 {
+		return fmt.Errorf("%q changed while hashed", rel)
+	}
+	return nil
+}
+
+// hashHeader begins Hash's stream.
+const hashHeader = "adapter-folder-v1\n"
+
+// hashFileHeader writes a file's framing to Hash's stream: its path,
+// whether mode is executable by anyone, and the length of the content
+// that must follow.
+func hashFileHeader(h hash.Hash, rel string, mode fs.FileMode, size int64) {
 	var n [8]byte
 	binary.BigEndian.PutUint64(n[:], uint64(len(rel)))
 	h.Write(n[:])
 	io.WriteString(h, rel)
 	exec := byte(0)
-	if fi.Mode().Perm()&0o111 != 0 {
+	if mode.Perm()&0o111 != 0 {
 		exec = 1
 	}
 	h.Write([]byte{exec})
-	size := fi.Size()
 	binary.BigEndian.PutUint64(n[:], uint64(size))
 	h.Write(n[:])
-	if _, err := io.CopyN(h, f, size); err != nil {
-		return fmt.Errorf("%q changed while hashed: %w", rel, err)
-	}
-	// A file that grew after Stat would make the framing lie.
-	if m, _ := f.Read(n[:1]); m != 0 {
-		return fmt.Errorf("%q changed while hashed", rel)
-	}
-	return nil
 }

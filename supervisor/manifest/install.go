@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -75,12 +74,16 @@ func checkName(name string) error {
 }
 
 // Install checks the adapter folder srcDir and installs it: the folder is
-// copied into a temporary directory beside its destination, checked again
+// copied into a temporary directory beside its destination, with no
+// symlink followed and hashed as it is written (copyTree), checked again
 // there (the source may change while it is copied; what is recorded is
-// what was copied), hashed, and only then renamed into place, so that an
-// existing install is replaced only by a complete one. The record is
-// written last, and the adapter's own state directory is created if
-// missing.
+// what was copied), and only then renamed into place, so that an existing
+// install is replaced only by a complete one. The record is written last,
+// and the adapter's own state directory is created if missing.
+//
+// A folder over the limits (MaxFolderBytes, MaxFolderEntries,
+// MaxFolderDepth) returns an error wrapping ErrTooLarge; one that changed
+// under the copy, ErrChanged or ErrNotRegular. Either installs nothing.
 //
 // A manifest fault returns Errors and installs nothing. A crash between
 // the rename and the record leaves the new folder with the old hash, which
@@ -102,16 +105,13 @@ func Install(srcDir, stateDir string) (*Record, error) {
 	if err := os.Chmod(tmp, 0o755); err != nil {
 		return nil, fmt.Errorf("install adapter: %w", err)
 	}
-	if err := copyTree(srcDir, tmp); err != nil {
+	sum, err := copyTree(srcDir, tmp)
+	if err != nil {
 		return nil, fmt.Errorf("install adapter from %s: %w", srcDir, err)
 	}
 	m, err := ReadDir(tmp)
 	if err != nil {
 		return nil, err
-	}
-	sum, err := Hash(tmp)
-	if err != nil {
-		return nil, fmt.Errorf("install adapter %s: %w", m.Name, err)
 	}
 	if err := MakeStateDir(stateDir, m.Name); err != nil {
 		return nil, fmt.Errorf("install adapter %s: %w", m.Name, err)
@@ -157,64 +157,6 @@ func replaceDir(src, dst string) error {
 		return err
 	}
 	return atomicfile.SyncDir(parent)
-}
-
-// copyTree copies the regular files and directories of src into dst,
-// which exists. Files keep their permission bits (the exec bit matters to
-// Hash); directories are 0755. Each file is synced before the rename that
-// publishes the copy.
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		if rel == "." {
-			return nil
-		}
-		to := filepath.Join(dst, rel)
-		switch {
-		case d.IsDir():
-			return os.Mkdir(to, 0o755)
-		case d.Type().IsRegular():
-			return copyFile(p, to)
-		default:
-			return fmt.Errorf("%q: %w", filepath.ToSlash(rel), ErrNotRegular)
-		}
-	})
-}
-
-func copyFile(from, to string) (err error) {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	fi, err := in.Stat()
-	if err != nil {
-		return err
-	}
-	mode := installedMode(fi.Mode())
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	// The umask may have narrowed the mode; the copy must have it exactly.
-	if err := out.Chmod(mode); err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		return err
-	}
-	return out.Sync()
 }
 
 // Load reads adapter name's record and its installed manifest. It does not

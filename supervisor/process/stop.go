@@ -71,6 +71,16 @@ type StopReport struct {
 	Err       error     // what went wrong sending signals or reading /proc
 }
 
+// sweepLead is how long before the SIGKILL deadline Stop looks up and
+// pins (pidfd) the processes that escaped the group. The scan of /proc
+// takes milliseconds on a quiet machine and tens of them or more on a
+// loaded one, and the kill must not wait for it (spec §8: SIGKILL no later
+// than 200 ms after T0+5 s). A process forked or re-parented after the
+// scan is not lost: the group's SIGKILL re-parents the children of its
+// members to the gateway, a subreaper (SetSubreaper), where the sweep's
+// next rounds find them as orphans.
+const sweepLead = 300 * time.Millisecond
+
 // Stop runs the fixed stop sequence on p (spec §8, seed "Shutdown").
 //
 // sendShutdown writes the shutdown request and returns a channel closed when
@@ -82,8 +92,9 @@ type StopReport struct {
 // T0+Term SIGTERM goes to the process group if any member is still alive,
 // even if the leader has exited; at T0+Kill SIGKILL goes to the group, and
 // then every process that escaped the group (its descendants in another
-// group or session, and setsid orphans re-parented to us, see Orphans) is
-// killed too and reaped. Stop returns early once the leader has exited and
+// group or session, and setsid orphans re-parented to us, see Orphans),
+// looked up sweepLead before, and any that appeared since, is killed too
+// and reaped. Stop returns early once the leader has exited and
 // the group is empty, after the same sweep of escapees; it never takes
 // longer than Kill+ReapMargin.
 //
@@ -113,8 +124,9 @@ func Stop(p *Proc, sendShutdown func() (replied <-chan struct{}), t Timing, clk 
 	}
 	closeC, closeT := after(t.CloseStdin)
 	termC, termT := after(t.Term)
+	sweepC, sweepT := after(max(t.Kill-sweepLead, 0))
 	killC, killT := after(t.Kill)
-	defer func() { closeT.Stop(); termT.Stop(); killT.Stop() }()
+	defer func() { closeT.Stop(); termT.Stop(); sweepT.Stop(); killT.Stop() }()
 	var pollC <-chan struct{} // armed while the leader is gone but the group lives
 
 	closeStdin := func() {
@@ -168,13 +180,21 @@ loop:
 			if groupAlive(p.pid) {
 				signalGroup(syscall.SIGTERM)
 			}
-		case <-killC:
-			closeStdin()
-			// Find and pin (pidfd) every escapee before the group dies, so
-			// that none is lost to re-parenting, then kill the group.
+		case <-sweepC:
+			sweepC = nil
+			// Find and pin (pidfd) the escapees ahead of the kill, whose
+			// deadline must not wait for a scan of /proc.
 			var err error
 			if sw, err = newSweep(p); err != nil {
 				errs = append(errs, err)
+			}
+		case <-killC:
+			closeStdin()
+			if sw == nil { // both timers were due at once
+				var err error
+				if sw, err = newSweep(p); err != nil {
+					errs = append(errs, err)
+				}
 			}
 			if groupAlive(p.pid) {
 				signalGroup(syscall.SIGKILL)
