@@ -3,8 +3,6 @@ package halhub
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"math"
 
 	"gateway/halhub/audit"
 	"gateway/halhub/token"
@@ -14,6 +12,10 @@ import (
 
 // maxAuditList bounds one hal/audit/list answer.
 const maxAuditList = 1000
+
+// auditListEnvelope is an answer to hal/audit/list without its entries,
+// at its longest (pageRoom).
+const auditListEnvelope = `{"entries":[],"skipped":18446744073709551615,"next":18446744073709551615}`
 
 // serveAuditList answers hal/audit/list: entries after since, by seq, as
 // many as fit in one message of the Hub's limit (with next when more
@@ -39,13 +41,19 @@ func serveAuditList(s *session, ctx context.Context, params json.RawMessage) (an
 	if log == nil {
 		return openhal.AuditListResult{Entries: []json.RawMessage{}}, nil
 	}
-	opt := audit.ListOptions{Limit: limit, MaxBytes: s.hub.opt.Limits.MaxMessageBytes - auditAnswerOverhead(requestID(ctx))}
+	opt := audit.ListOptions{Limit: limit, MaxBytes: s.pageRoom(ctx, auditListEnvelope)}
 	if _, tok := s.who(); len(tok.Devices) > 0 {
 		opt.Keep = func(e *audit.Entry) bool { return auditVisible(tok, e) }
 	}
-	pg, err := log.List(since, opt)
-	if err != nil {
-		return nil, errInternal(err)
+	var pg audit.Page
+	if _, err := s.buildPage(ctx, func() (any, *jsonrpc.Error) {
+		var err error
+		if pg, err = log.List(since, opt); err != nil {
+			return nil, errInternal(err)
+		}
+		return nil, nil
+	}); err != nil {
+		return nil, err
 	}
 	res := openhal.AuditListResult{Entries: pg.Entries, Skipped: pg.Skipped}
 	if res.Entries == nil {
@@ -55,17 +63,6 @@ func serveAuditList(s *session, ctx context.Context, params json.RawMessage) (an
 		res.Next = &pg.Next
 	}
 	return res, nil
-}
-
-// auditAnswerOverhead is what an answer to hal/audit/list with request id
-// id takes besides its entries, at the most: the message around them, a
-// skipped and a next of 20 digits, and a line's newline.
-func auditAnswerOverhead(id json.RawMessage) int {
-	if len(id) == 0 {
-		id = json.RawMessage("null")
-	}
-	return len(fmt.Sprintf(`{"jsonrpc":"2.0","id":%s,"result":{"entries":[],"skipped":%d,"next":%d}}`+"\n",
-		id, uint64(math.MaxUint64), uint64(math.MaxUint64)))
 }
 
 // auditVisible reports whether a token may see an entry (spec §10): a
@@ -90,18 +87,4 @@ func auditVisible(tok token.Entry, e *audit.Entry) bool {
 		return len(e.By) > 0
 	}
 	return e.Device != "" && tok.Visible(e.Device)
-}
-
-// requestIDKey carries a request's id to its serve function, for an
-// answer that must size itself (hal/audit/list).
-type requestIDKey struct{}
-
-func withRequestID(ctx context.Context, id json.RawMessage) context.Context {
-	return context.WithValue(ctx, requestIDKey{}, id)
-}
-
-// requestID is the id withRequestID set, or nil (an in-process call).
-func requestID(ctx context.Context) json.RawMessage {
-	id, _ := ctx.Value(requestIDKey{}).(json.RawMessage)
-	return id
 }

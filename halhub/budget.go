@@ -4,9 +4,6 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
-
-	"gateway/jsonrpc"
-	"gateway/openhal"
 )
 
 // Defaults of Limits.QueueBytes and Limits.TotalQueueBytes. One
@@ -91,36 +88,4 @@ func (h *Hub) largestQueue() (*session, int) {
 		}
 	}
 	return best, bestHeld
-}
-
-// pageBuilders is how many pages of hal/confirmations/list, each up to
-// a whole message, are built at once, Hub-wide: building one takes a few
-// times its size for a moment, and a client asking for hundreds on many
-// connections must not have them all built together. Building is CPU
-// work: two keep both cores of a Pi busy.
-const pageBuilders = 2
-
-// buildPage runs build once this connection builds no other page and one
-// of the Hub's page builders is free, so that a client's pages wait
-// behind its own and a connection waits behind at most one page of each
-// other connection. It gives up when ctx ends first (the connection
-// closed: nobody would read the page).
-func (s *session) buildPage(ctx context.Context, build func() (any, *jsonrpc.Error)) (any, *jsonrpc.Error) {
-	gone := errorf(openhal.CodeInternalError, "cancelled", "the connection ended")
-	select {
-	case s.pageTurn <- struct{}{}:
-	case <-ctx.Done():
-		return nil, gone
-	}
-	defer func() { <-s.pageTurn }()
-	select {
-	case s.hub.pages <- struct{}{}:
-	case <-ctx.Done():
-		return nil, gone
-	}
-	defer func() { <-s.hub.pages }()
-	if ctx.Err() != nil {
-		return nil, gone
-	}
-	return build()
 }

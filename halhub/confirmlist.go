@@ -13,10 +13,9 @@ import (
 	"gateway/openhal"
 )
 
-// pageEnvelope is the room a page of hal/confirmations/list leaves in
-// MaxMessageBytes for what surrounds its confirmations: the JSON-RPC
-// envelope, the request's id (up to about 900 bytes) and next.
-const pageEnvelope = 1024
+// confirmationsListEnvelope is an answer to hal/confirmations/list
+// without its confirmations, at its longest (pageRoom).
+const confirmationsListEnvelope = `{"confirmations":[],"next":"c-18446744073709551615"}`
 
 // serveConfirmationsList answers hal/confirmations/list with one page:
 // the requests the token may see, by id, after params.after, at most
@@ -46,11 +45,12 @@ func serveConfirmationsList(s *session, ctx context.Context, params json.RawMess
 		limit = *p.Limit
 	}
 	_, entry := s.who()
+	room := s.pageRoom(ctx, confirmationsListEnvelope)
 	return s.buildPage(ctx, func() (any, *jsonrpc.Error) {
 		all := s.hub.confirms.after(after, func(c *openhal.Confirmation) bool {
 			return (p.Status == "" || c.Status == p.Status) && entry.Visible(c.Device)
 		})
-		return page(all, limit, s.hub.opt.Limits.MaxMessageBytes-pageEnvelope), nil
+		return page(all, limit, room), nil
 	})
 }
 
