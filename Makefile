@@ -75,12 +75,14 @@ lint:
 	$(GO) vet ./...
 
 # Go benchmarks of the hot paths, the supervisor's idle CPU with 20
-# services and its event throughput to one, then the load tool against a gateway it
+# services and its event throughput to one, the software PWM's jitter,
+# then the load tool against a gateway it
 # starts from bin/gateway (cmd/halbench; flags through BENCHFLAGS, e.g.
 # make bench BENCHFLAGS=--quick). Exits 1 when a target is missed.
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
 	SUPERVISOR_PERF=1 $(GO) test -count=1 -run 'TestIdleServicesCPU|TestEventThroughput' -v ./supervisor
+	PWM_PERF=1 $(GO) test -count=1 -run TestSoftwareJitter -v ./hw/pwm
 	$(GO) build -o $(HALBENCH) ./cmd/halbench
 	./$(HALBENCH) --gateway $(BIN) $(BENCHFLAGS)
 

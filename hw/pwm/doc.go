@@ -37,6 +37,13 @@
 //	 500 Hz       -0.04 %       +0.6 points   532 µs / 1.07 ms / 2.68 ms          0
 //	1000 Hz       -0.30 %       -0.4 points   537 µs / 1.07 ms / 2.59 ms          3
 //
+// On a busy machine the driver may not run for a whole period; it then
+// skips it (a missed pulse, never a burst of short ones to catch up), so
+// the pulses made fall short by the periods skipped while the deadlines
+// stay on their schedule: a 70 ms stall at 50 Hz, seen on a loaded CI
+// runner, skips 4 periods. The figures below are measured by make bench
+// (PWM_PERF=1 go test -run TestSoftwareJitter -v ./hw/pwm).
+//
 // Frequency and duty cycle are right on average at every frequency, but a
 // single pulse is off by up to a millisecond: 11 % of the period at
 // 100 Hz, half the period at 500 Hz, and at 1 kHz whole periods start to

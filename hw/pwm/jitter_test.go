@@ -2,6 +2,7 @@ package pwm
 
 import (
 	"math"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -77,13 +78,23 @@ func measure(edges []edge, period, high time.Duration) waveStats {
 // every Out, and logs how far the waveform is from the one asked for. The
 // figures in the package documentation come from it:
 //
-//	go test -run TestSoftwareJitter -v ./hw/pwm/
+//	PWM_PERF=1 go test -run TestSoftwareJitter -v ./hw/pwm/
 //
 // It fails if the schedule drifts (late edges adding up), and, up to
 // MaxSoftwareHz, if the pulses made are more than 1 % off the frequency.
+// It is a measurement of the machine as much as of the driver: on a busy
+// machine the driver is starved for whole periods and skips them, by
+// design (software.go), and a stall at the end of the second makes the
+// last rise late; on a loaded CI runner a 70 ms stall made 50 Hz 8 % off.
+// So it runs when asked for, as make bench does, not in make test, where
+// TestSoftwareToggles checks the waveform with what no load can change
+// (edges alternate, and none comes before its deadline).
 func TestSoftwareJitter(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs for 4 s")
+		t.Skip("performance measurement: skipped under -short (run with PWM_PERF=1, as make bench does)")
+	}
+	if os.Getenv("PWM_PERF") != "1" {
+		t.Skip("performance measurement: set PWM_PERF=1 to run it (make bench does)")
 	}
 	for _, hz := range []float64{50, 100, 500, 1000} {
 		pin := newRecordPin()
