@@ -1,4 +1,4 @@
-module gateway
+module github.com/openhal/gateway
 
 go 1.26.8
 

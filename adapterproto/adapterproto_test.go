@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"testing"
 
-	"gateway/adapterproto/reference"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapterproto/reference"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // seedInitialize is the seed's initialize, with the seed's values.

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // ScopeList is a grant's scope: every device (the string "all") or a list

@@ -25,8 +25,8 @@ import (
 	"os"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // Adapter describes one adapter: the name and version it answers

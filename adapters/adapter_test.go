@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/adapterproto/reference"
-	"gateway/device"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/adapterproto/reference"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 func TestReferenceFrames(t *testing.T) {

@@ -8,8 +8,8 @@ import (
 	"io"
 	"sync"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // ErrTooLong is the error of a frame longer than the daemon's

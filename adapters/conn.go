@@ -10,8 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // readMax bounds a line from the daemon. The daemon's limits.max_line

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/device"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/device"
 )
 
 // The typed helpers below are Call and Notify with the params and results

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/adapterproto/reference"
+	"github.com/openhal/gateway/adapterproto/reference"
 )
 
 // wait bounds every wait of the tests: they wait for events, never sleep.

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // initialize answers the handshake. stop is set when it cannot go on: no

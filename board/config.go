@@ -13,8 +13,8 @@ import (
 	"os"
 	"time"
 
-	"gateway/board/sim"
-	"gateway/openhal"
+	"github.com/openhal/gateway/board/sim"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Config is one configuration file. Fields absent from the file keep the

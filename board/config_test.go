@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/board/sim"
+	"github.com/openhal/gateway/board/sim"
 )
 
 func TestDefault(t *testing.T) {

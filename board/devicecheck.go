@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // ops are the interlock operators, in the order messages name them.

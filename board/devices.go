@@ -5,8 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"gateway/board/sim"
-	"gateway/device"
+	"github.com/openhal/gateway/board/sim"
+	"github.com/openhal/gateway/device"
 )
 
 // DeviceConfig is one entry of `devices:`, keyed by device id.

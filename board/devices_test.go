@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/board/sim"
-	"gateway/clock/clocktest"
-	"gateway/device"
+	"github.com/openhal/gateway/board/sim"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
 )
 
 func fp(f float64) *float64 { return &f }

@@ -1,6 +1,6 @@
 package board
 
-import "gateway/fielderr"
+import "github.com/openhal/gateway/fielderr"
 
 // FieldError is one fault in a configuration file; Errors is every fault
 // of one file, one a line, as `gateway check` prints them.

@@ -2,7 +2,7 @@ package board
 
 import (
 	"fmt"
-	"gateway/hw/pwm"
+	"github.com/openhal/gateway/hw/pwm"
 	"maps"
 	"reflect"
 	"slices"
@@ -13,11 +13,11 @@ import (
 	"go.yaml.in/yaml/v3"
 	pgpio "periph.io/x/conn/v3/gpio"
 
-	"gateway/board/profile"
-	"gateway/device"
-	"gateway/hw/gpio"
-	"gateway/hw/sensor"
-	"gateway/hw/serial"
+	"github.com/openhal/gateway/board/profile"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/hw/gpio"
+	"github.com/openhal/gateway/hw/sensor"
+	"github.com/openhal/gateway/hw/serial"
 )
 
 // Board names besides the profiles' (profile.Names).

@@ -11,10 +11,10 @@ import (
 
 	pgpio "periph.io/x/conn/v3/gpio"
 
-	"gateway/board/profile"
-	"gateway/device"
-	"gateway/hw/gpio"
-	"gateway/hw/serial"
+	"github.com/openhal/gateway/board/profile"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/hw/gpio"
+	"github.com/openhal/gateway/hw/serial"
 )
 
 // loadExample parses one of docs/examples.

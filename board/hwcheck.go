@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 
-	"gateway/board/profile"
-	"gateway/device"
+	"github.com/openhal/gateway/board/profile"
+	"github.com/openhal/gateway/device"
 )
 
 // target is what the devices of a file are judged against.

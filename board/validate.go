@@ -12,9 +12,9 @@ import (
 	"strings"
 	"time"
 
-	"gateway/board/profile"
-	"gateway/board/sim"
-	"gateway/openhal"
+	"github.com/openhal/gateway/board/profile"
+	"github.com/openhal/gateway/board/sim"
+	"github.com/openhal/gateway/openhal"
 )
 
 // MinMessageBytes is the smallest hub.limits.maxMessageBytes accepted: a

@@ -16,8 +16,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Options say who the client is and how it proves it.

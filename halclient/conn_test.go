@@ -17,11 +17,11 @@ import (
 
 	"github.com/coder/websocket"
 
-	"gateway/device"
-	"gateway/halclient"
-	"gateway/halhub"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 func testCtx(t *testing.T) context.Context {

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"time"
 
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Devices lists the devices the token may see.

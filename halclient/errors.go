@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // HubError is an error answer from the Hub together with what was asked,

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halhub"
-	"gateway/halhub/hubtest"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/halhub/hubtest"
 )
 
 // The client's tests run against the gateway's real Hub (package halhub),

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // The safety methods of spec §6, §7 and §10: the emergency stop, the

@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/halclient"
-	"gateway/halhub"
-	"gateway/halhub/audit"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/openhal"
 )
 
 // withAudit gives the Hub a state directory and an audit log.

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halclient"
-	"gateway/halhub"
-	"gateway/tlscert"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/tlscert"
 )
 
 // tlsHub is a test Hub that also listens with TLS on loopback, serving a

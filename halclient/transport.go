@@ -15,8 +15,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"gateway/jsonrpc"
-	"gateway/tlscert"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/tlscert"
 )
 
 // maxMessage is the largest message the client reads. It sits well above

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // EventKind says what a WatchEvent reports.

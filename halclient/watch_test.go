@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/halclient"
-	"gateway/halhub/hubtest"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/halhub/hubtest"
+	"github.com/openhal/gateway/openhal"
 )
 
 // watchEvents runs Watch and returns its events and its result.

@@ -3,7 +3,7 @@ package halhub
 import (
 	"sync"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Admission (spec §2) has two stages. A connection accepted on a

@@ -15,7 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Admission (spec §2): connections that have not authenticated hold no

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halhub/audit"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/openhal"
 )
 
 // withAudit gives a bench an audit log in its state directory.

@@ -4,10 +4,10 @@ import (
 	"context"
 	"encoding/json"
 
-	"gateway/halhub/audit"
-	"gateway/halhub/token"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // maxAuditList bounds one hal/audit/list answer.

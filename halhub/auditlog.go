@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"time"
 
-	"gateway/halhub/audit"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // auditTimeout bounds the wait for the audit log's disk. Past it the

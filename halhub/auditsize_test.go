@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halhub/audit"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/openhal"
 )
 
 // TestAuditEntrySizes measures the entries the Hub writes, as they are on

@@ -3,10 +3,10 @@ package halhub
 import (
 	"encoding/json"
 
-	"gateway/halhub/audit"
-	"gateway/halhub/token"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // authenticate finds the token's entry. The token comes from the

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
-	"gateway/halhub/audit"
-	"gateway/openhal"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Throttling of failed tokens (spec §3).

@@ -4,7 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 )
 
 // overflowPeer is the peer the limiter counts failures under once it

@@ -16,7 +16,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"gateway/halhub/audit"
+	"github.com/openhal/gateway/halhub/audit"
 )
 
 // Helpers for the bad-input tests (badinput_test.go).

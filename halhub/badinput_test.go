@@ -12,7 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Bad input gets a clear error and changes nothing (openhal-0.1.md §1, §2,

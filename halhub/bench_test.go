@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/halhub/token"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/openhal"
 )
 
 // countingTransport counts what the Hub writes and signals when a target

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"gateway/device"
-	"gateway/halhub/audit"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/openhal"
 )
 
 // refusal is what the audit log keeps of a refused request's error.

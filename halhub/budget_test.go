@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // fakeTransport is a connection the test drives: read returns what the

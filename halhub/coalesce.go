@@ -4,9 +4,9 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
-	"gateway/halhub/audit"
-	"gateway/openhal"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/openhal"
 )
 
 // What one principal may repeat without limit is recorded one by one only

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halhub/audit"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/openhal"
 )
 
 // withAuditIn gives a bench an audit log in dir, for a test that looks at

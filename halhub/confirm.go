@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"gateway/atomicfile"
+	"github.com/openhal/gateway/atomicfile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
-	"gateway/halhub/token"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // DefaultConfirmTTL is how long a Confirmation Request waits for an admin

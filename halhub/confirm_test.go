@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 func pending(t *testing.T, m msg) openhal.Confirmation {

@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // confirmationsListEnvelope is an answer to hal/confirmations/list

@@ -1,8 +1,8 @@
 package halhub
 
 import (
-	"gateway/device"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // checkDeviceValue asks the device about a value that fits its schema

@@ -6,8 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // checkerDevice is a string output that refuses, as a device.ValueChecker,

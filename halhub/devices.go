@@ -8,10 +8,10 @@ import (
 	"slices"
 	"time"
 
-	"gateway/device"
-	"gateway/halhub/token"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 func servePing(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {

@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 func TestDevicesListAndGet(t *testing.T) {

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // method is how the Hub serves one request method.

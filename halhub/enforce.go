@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // safetyLoop is the Hub's event loop for the safety rules. The registry

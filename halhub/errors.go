@@ -3,8 +3,8 @@ package halhub
 import (
 	"fmt"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // data is an error's data object; reason is always there (spec §1).

@@ -1,10 +1,10 @@
 package halhub
 
 import (
-	"gateway/device"
-	"gateway/halhub/token"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // onEvent turns one registry event into a notification, encoded once, and

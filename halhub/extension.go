@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // ExtensionPrefix starts the name of every extension method, so that the

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Extension methods are served like the Hub's own: after hal/initialize,

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/halhub/token"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/openhal"
 )
 
 // memTransport records what the Hub writes; read is never called (the

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
+	"github.com/openhal/gateway/clock/clocktest"
 )
 
 // scriptedListener is a listener whose Accept returns what the test feeds

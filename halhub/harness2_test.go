@@ -13,7 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // Helpers for the transport, limit, slow-consumer, queue and order tests.

@@ -19,9 +19,9 @@ import (
 
 	"github.com/coder/websocket"
 
-	"gateway/device"
-	"gateway/halhub/token"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/openhal"
 )
 
 // testHub is a Hub over a registry of test devices, serving real loopback

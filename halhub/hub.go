@@ -16,11 +16,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gateway/clock"
-	"gateway/device"
-	"gateway/halhub/audit"
-	"gateway/halhub/token"
-	"gateway/openhal"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Limits bound what one client can make the Hub hold (spec §2).

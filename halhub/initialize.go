@@ -3,8 +3,8 @@ package halhub
 import (
 	"encoding/json"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // supportedVersions are the protocol versions this Hub speaks, newest

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Spec §3: the hal/initialize answer carries `stopped`: null when no stop

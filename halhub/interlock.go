@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"gateway/device"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Closing the interlock race (spec §6, "interlock").

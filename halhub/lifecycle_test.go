@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 func initParams(version any, tok string) map[string]any {

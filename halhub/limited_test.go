@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Spec §4 and docs/protocol.md: /metrics (the Hub's figures and the

@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 
-	"gateway/halhub/token"
+	"github.com/openhal/gateway/halhub/token"
 )
 
 // listener is an in-process audience of the Hub's notifications.

@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"sync/atomic"
 
-	"gateway/halhub/token"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // Local is a principal inside the gateway — a supervised adapter — that

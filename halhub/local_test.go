@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/halhub/token"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 func adapterEntry(scope openhal.Scope, devices ...string) token.Entry {

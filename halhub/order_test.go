@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // shuffleWrites makes the device yield inside each write, so that writes

@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Lists that can outgrow one message (hal/confirmations/list,

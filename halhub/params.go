@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // checkVersion checks protocolVersion's form (seed 3.1.2, 2): a string

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"unicode/utf8"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // checkReason refuses a reason longer than MaxReasonBytes (spec §7): a

@@ -5,10 +5,10 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
-	"gateway/device"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // safety holds the rules of every device and the state they need: the

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 func TestMinimumMaximum(t *testing.T) {

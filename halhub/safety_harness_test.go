@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // bench is a test hub with a small bench of devices and rules, like the

@@ -3,7 +3,7 @@ package halhub
 import (
 	"testing"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Spec §4's table, row by row, for every scope.

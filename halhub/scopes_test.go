@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Spec §4: a read token may read but not write; FORBIDDEN comes before the

@@ -7,9 +7,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gateway/halhub/token"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // transport is one client connection, whatever carries it.

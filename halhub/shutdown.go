@@ -4,7 +4,7 @@ import (
 	"context"
 	"sync"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Shutdown ends every client connection the clean way for a gateway that

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // Shutdown answers the write in flight, refuses a request that arrives

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // valueOf decodes a hal/value notification.

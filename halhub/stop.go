@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"gateway/atomicfile"
+	"github.com/openhal/gateway/atomicfile"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,10 +13,10 @@ import (
 	"sync"
 	"time"
 
-	"gateway/device"
-	"gateway/halhub/token"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // safeDeadline is how long each device has to reach its safe value at an

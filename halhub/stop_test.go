@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Spec §6, "Emergency stop": any control_low+ principal stops; pending

@@ -9,7 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // lineTransport carries one message per '\n'-ended line: the TCP and Unix

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Spec §2: on WebSocket the token comes from the upgrade's bearer header

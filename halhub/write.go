@@ -8,11 +8,11 @@ import (
 	"strings"
 	"time"
 
-	"gateway/device"
-	"gateway/halhub/audit"
-	"gateway/halhub/token"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // maxTimeoutMs bounds a client's timeoutMs: a write may wait for an

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"gateway/adapterproto/reference"
+	"github.com/openhal/gateway/adapterproto/reference"
 )
 
 var fuzzSeeds = []string{

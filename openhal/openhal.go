@@ -8,7 +8,7 @@ import (
 	"encoding/json"
 	"time"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // Version is the one protocol version this Hub speaks.

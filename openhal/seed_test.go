@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // seedExamples reads seed 002's examples from testdata.

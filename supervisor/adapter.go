@@ -7,14 +7,14 @@ import (
 	"sync"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/halhub"
-	"gateway/halhub/token"
-	"gateway/openhal"
-	"gateway/supervisor/manifest"
-	"gateway/supervisor/process"
-	"gateway/supervisor/restart"
-	"gateway/supervisor/stderrlog"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/supervisor/manifest"
+	"github.com/openhal/gateway/supervisor/process"
+	"github.com/openhal/gateway/supervisor/restart"
+	"github.com/openhal/gateway/supervisor/stderrlog"
 )
 
 // adapter is one enabled adapter: its install, its devices, its state and

@@ -10,12 +10,12 @@ import (
 	"sync"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/device"
-	"gateway/jsonrpc"
-	"gateway/supervisor/conn"
-	"gateway/supervisor/manifest"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor/conn"
+	"github.com/openhal/gateway/supervisor/manifest"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // deviceSet is an adapter's devices in the Hub: those its manifest

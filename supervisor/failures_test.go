@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/supervisor/manifest"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/supervisor/manifest"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // Failures (section 1) are never restarted: tampered (the folder changed,

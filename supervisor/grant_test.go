@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // Devices named <adapter>.<id> that collide with existing ones refuse the

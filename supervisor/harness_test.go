@@ -16,16 +16,16 @@ import (
 	"testing"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/device"
-	"gateway/halclient"
-	"gateway/halhub"
-	"gateway/halhub/token"
-	"gateway/openhal"
-	"gateway/supervisor/conn"
-	"gateway/supervisor/manifest"
-	"gateway/supervisor/process"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/supervisor/conn"
+	"github.com/openhal/gateway/supervisor/manifest"
+	"github.com/openhal/gateway/supervisor/process"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // wait bounds every wait on a real event in these tests.
@@ -46,7 +46,7 @@ func TestMain(m *testing.M) {
 	}
 	if err == nil {
 		testAdapter = filepath.Join(dir, "testadapter")
-		cmd := exec.Command(goTool(), "build", "-o", testAdapter, "gateway/adapters/testadapter")
+		cmd := exec.Command(goTool(), "build", "-o", testAdapter, "github.com/openhal/gateway/adapters/testadapter")
 		cmd.Stderr = os.Stderr
 		err = cmd.Run()
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // Section 8: an adapter runs as its own unprivileged user, without the

@@ -4,10 +4,10 @@ import (
 	"context"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/device"
-	"gateway/supervisor/conn"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/supervisor/conn"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // loop runs the adapter until ctx ends, then stops its run.

@@ -28,8 +28,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // idleCPUTarget is issue 6's target: the gateway's CPU while supervising

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"gateway/device"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // The adapter written in Python from the seeds alone runs unchanged: it

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"sync"
 
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // Started returns once every enabled service has left `starting` at least

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // Started waits for every service to leave starting — running for a good

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // The protocol's own timeline, once, for real (DESIGN: "at least once for

@@ -5,9 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // handler serves an adapter's requests (section 5). Requests about the

@@ -11,13 +11,13 @@ import (
 	"syscall"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/supervisor/conn"
-	"gateway/supervisor/eventq"
-	"gateway/supervisor/manifest"
-	"gateway/supervisor/process"
-	"gateway/supervisor/restart"
-	"gateway/supervisor/strikes"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/supervisor/conn"
+	"github.com/openhal/gateway/supervisor/eventq"
+	"github.com/openhal/gateway/supervisor/manifest"
+	"github.com/openhal/gateway/supervisor/process"
+	"github.com/openhal/gateway/supervisor/restart"
+	"github.com/openhal/gateway/supervisor/strikes"
 )
 
 // killWait bounds the wait for a SIGKILLed leader to be reaped. SIGKILL

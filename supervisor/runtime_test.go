@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/jsonrpc"
-	"gateway/openhal"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 var tempDevice = `[{"id":"temp","kind":"sensor","access":"r","risk":"low","schema":{"type":"number"}}]`

@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/halclient"
-	"gateway/jsonrpc"
-	"gateway/openhal"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // The test adapter in its correct mode: it starts as its own user with the

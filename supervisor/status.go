@@ -3,8 +3,8 @@ package supervisor
 import (
 	"time"
 
-	"gateway/supervisor/restart"
-	"gateway/supervisor/stderrlog"
+	"github.com/openhal/gateway/supervisor/restart"
+	"github.com/openhal/gateway/supervisor/stderrlog"
 )
 
 // Status is what `gateway adapter status` and /metrics show of an adapter

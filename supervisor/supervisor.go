@@ -21,13 +21,13 @@ import (
 	"syscall"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/clock"
-	"gateway/device"
-	"gateway/halhub"
-	"gateway/supervisor/conn"
-	"gateway/supervisor/process"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/supervisor/conn"
+	"github.com/openhal/gateway/supervisor/process"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // DefaultUser is the system user adapters run as when the configuration

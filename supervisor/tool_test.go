@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // A tool is not running until a request for one of its devices; concurrent

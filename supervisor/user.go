@@ -3,7 +3,7 @@ package supervisor
 import (
 	"bufio"
 	"fmt"
-	"gateway/adapterproto"
+	"github.com/openhal/gateway/adapterproto"
 	"os"
 	"os/user"
 	"strconv"

@@ -21,7 +21,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"gateway/atomicfile"
+	"github.com/openhal/gateway/atomicfile"
 	"io/fs"
 	"math/big"
 	"net"

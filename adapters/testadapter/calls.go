@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // ask sends one of the script's requests with the given id and, unless

@@ -6,9 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/adapterproto/reference"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/adapterproto/reference"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // Errors of the correct paths (device.read of an unknown device) and of

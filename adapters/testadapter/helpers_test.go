@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/adapterproto/reference"
+	"github.com/openhal/gateway/adapterproto/reference"
 )
 
 // waitLong bounds every wait for the adapter; a correct run takes
@@ -46,7 +46,7 @@ func binary(t *testing.T) string {
 			return
 		}
 		buildBin = filepath.Join(buildDir, "testadapter")
-		out, err := exec.Command("go", "build", "-o", buildBin, "gateway/adapters/testadapter").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", buildBin, "github.com/openhal/gateway/adapters/testadapter").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // maxLine is the longest line read from the daemon. It is generous: the

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // chunk is about how many bytes a flood puts in one write: whole lines,

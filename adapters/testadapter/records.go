@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"sync"
 
-	"gateway/atomicfile"
+	"github.com/openhal/gateway/atomicfile"
 
 	"golang.org/x/sys/unix"
 )

@@ -20,14 +20,14 @@ import (
 	pgpio "periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/i2c"
 
-	"gateway/board"
-	"gateway/board/profile"
-	"gateway/clock"
-	"gateway/device"
-	"gateway/hw/gpio"
-	"gateway/hw/pwm"
-	"gateway/hw/sensor"
-	"gateway/hw/serial"
+	"github.com/openhal/gateway/board"
+	"github.com/openhal/gateway/board/profile"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/hw/gpio"
+	"github.com/openhal/gateway/hw/pwm"
+	"github.com/openhal/gateway/hw/sensor"
+	"github.com/openhal/gateway/hw/serial"
 )
 
 // Host opens what the devices sit on.

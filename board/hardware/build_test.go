@@ -14,14 +14,14 @@ import (
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2ctest"
 
-	"gateway/board"
-	"gateway/board/profile"
-	"gateway/clock/clocktest"
-	"gateway/device"
-	"gateway/hw/gpio"
-	"gateway/hw/pwm"
-	"gateway/hw/sensor"
-	"gateway/hw/serial"
+	"github.com/openhal/gateway/board"
+	"github.com/openhal/gateway/board/profile"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/hw/gpio"
+	"github.com/openhal/gateway/hw/pwm"
+	"github.com/openhal/gateway/hw/sensor"
+	"github.com/openhal/gateway/hw/serial"
 )
 
 // fakeHost hands out gpiotest pins by line, playback buses by name, and

@@ -14,7 +14,7 @@ import (
 	"periph.io/x/host/v3"
 	"periph.io/x/host/v3/gpioioctl"
 
-	"gateway/board/profile"
+	"github.com/openhal/gateway/board/profile"
 )
 
 // Periph is the real Host: GPIO lines through the kernel's character

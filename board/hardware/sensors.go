@@ -5,14 +5,14 @@ import (
 
 	"periph.io/x/conn/v3/i2c"
 
-	"gateway/board"
-	"gateway/hw/i2c/ads1115"
-	"gateway/hw/i2c/bme280"
-	"gateway/hw/i2c/mcp9808"
-	"gateway/hw/i2c/sht3x"
-	"gateway/hw/i2c/sht4x"
-	"gateway/hw/i2c/tmp102"
-	"gateway/hw/sensor"
+	"github.com/openhal/gateway/board"
+	"github.com/openhal/gateway/hw/i2c/ads1115"
+	"github.com/openhal/gateway/hw/i2c/bme280"
+	"github.com/openhal/gateway/hw/i2c/mcp9808"
+	"github.com/openhal/gateway/hw/i2c/sht3x"
+	"github.com/openhal/gateway/hw/i2c/sht4x"
+	"github.com/openhal/gateway/hw/i2c/tmp102"
+	"github.com/openhal/gateway/hw/sensor"
 )
 
 // newSensor makes the named driver's sensor at addr, with the file's

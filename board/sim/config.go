@@ -3,7 +3,7 @@ package sim
 import (
 	"time"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // Config tunes the sim board. It is the `sim:` section of the

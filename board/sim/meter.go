@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 )
 
 // Identity is what sim.meter answers to *IDN?.

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"sync"
 
-	"gateway/clock"
-	"gateway/device"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/device"
 )
 
 // output is a sim output (LED, heater relay, fan). Its value is whatever

@@ -13,9 +13,9 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
-	"gateway/device"
-	"gateway/hw/serial"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/hw/serial"
 )
 
 // Device ids of the sim board.

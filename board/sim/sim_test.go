@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
-	"gateway/board"
-	"gateway/board/sim"
-	"gateway/clock/clocktest"
-	"gateway/device"
+	"github.com/openhal/gateway/board"
+	"github.com/openhal/gateway/board/sim"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
 )
 
 var epoch = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)

@@ -6,8 +6,8 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
-	"gateway/device"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/device"
 )
 
 // The thermal model of sim.temperature: first order, toward Hot while the

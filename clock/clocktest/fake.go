@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 )
 
 // Fake is a clock.Clock whose time stands still until Advance.

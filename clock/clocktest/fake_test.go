@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 )
 
 var epoch = time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)

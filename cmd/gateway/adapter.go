@@ -12,11 +12,11 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"gateway/halclient"
-	"gateway/supervisor"
-	"gateway/supervisor/manifest"
-	"gateway/supervisor/restart"
-	"gateway/supervisor/stderrlog"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/supervisor"
+	"github.com/openhal/gateway/supervisor/manifest"
+	"github.com/openhal/gateway/supervisor/restart"
+	"github.com/openhal/gateway/supervisor/stderrlog"
 )
 
 // The adapter commands (DESIGN.md, "Command line contract"):

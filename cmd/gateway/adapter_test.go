@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/supervisor"
+	"github.com/openhal/gateway/supervisor"
 )
 
 // cli runs one command line in-process.

@@ -7,20 +7,20 @@ import (
 	"io"
 	"strings"
 
-	"gateway/halhub"
-	"gateway/jsonrpc"
-	"gateway/openhal"
-	"gateway/supervisor"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/supervisor"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // The gateway's own Hub methods for `gateway adapter` (admin only): they
 // go over the Hub's transports and tokens, so that the CLI needs no second
 // way into a running gateway.
 const (
-	methodAdaptersStatus = "gateway/adapters.status"
-	methodAdaptersReset  = "gateway/adapters.reset"
-	methodAdaptersReload = "gateway/adapters.reload"
+	methodAdaptersStatus = "github.com/openhal/gateway/adapters.status"
+	methodAdaptersReset  = "github.com/openhal/gateway/adapters.reset"
+	methodAdaptersReload = "github.com/openhal/gateway/adapters.reload"
 )
 
 // reasonNotEnabled is the data.reason of an answer about an adapter the

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/device"
-	"gateway/halhub"
-	"gateway/jsonrpc"
-	"gateway/supervisor"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor"
 )
 
 // newAdapterService serves a supervisor with one enabled adapter,

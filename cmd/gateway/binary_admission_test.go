@@ -24,8 +24,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halclient"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/openhal"
 )
 
 // stopWithin is the guarantee: the operator's stop engages within it.

@@ -18,9 +18,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halclient"
-	"gateway/halhub/audit"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Documented bounds of the audit directory (docs/protocol.md, "Audit

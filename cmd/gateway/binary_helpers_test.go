@@ -21,8 +21,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halclient"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/openhal"
 )
 
 // waitLong bounds a wait for something that normally takes milliseconds;

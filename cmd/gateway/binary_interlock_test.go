@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halclient"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/openhal"
 )
 
 var interlockTrials = flag.Int("interlock-trials", 1000, "trials of TestBinaryInterlockRace")

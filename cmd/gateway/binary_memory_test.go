@@ -26,8 +26,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"gateway/halclient"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/openhal"
 )
 
 // rssGoal is the bound on the gateway's memory under attack.

@@ -25,9 +25,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halclient"
-	"gateway/halhub/audit"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/openhal"
 )
 
 // TestBinarySafetyStory is the story end to end: an agent's

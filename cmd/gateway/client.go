@@ -18,10 +18,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"gateway/device"
-	"gateway/halclient"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // The client commands (DESIGN.md, "Command line contract") talk to a

@@ -17,9 +17,9 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/halhub/hubtest"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/hubtest"
+	"github.com/openhal/gateway/openhal"
 )
 
 // runClient runs a client command and returns its stdout, stderr and error.

@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/board"
-	"gateway/halhub/audit"
-	"gateway/halhub/token"
+	"github.com/openhal/gateway/board"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/halhub/token"
 )
 
 // The first admin token is a token created: it has its audit entry, once.

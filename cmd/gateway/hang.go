@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"os"
 
-	"gateway/halhub"
-	"gateway/halhub/audit"
-	"gateway/supervisor"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/supervisor"
 )
 
 // injectHang is off in normal builds: GATEWAY_TEST_HANG is a test-only

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"gateway/halhub"
-	"gateway/halhub/audit"
-	"gateway/supervisor"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/supervisor"
 )
 
 // hangEnv names the test-only fault injection: GATEWAY_TEST_HANG=

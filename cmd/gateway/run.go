@@ -10,7 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"gateway/board"
+	"github.com/openhal/gateway/board"
 )
 
 // cmdRun runs the gateway until SIGINT or SIGTERM.

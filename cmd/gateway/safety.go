@@ -18,9 +18,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"gateway/halclient"
-	"gateway/halhub/audit"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/openhal"
 )
 
 // The safety commands (spec §6, §7, §10) talk to a running gateway like

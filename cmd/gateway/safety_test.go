@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/halhub"
-	"gateway/halhub/audit"
-	"gateway/halhub/hubtest"
-	"gateway/halhub/token"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/halhub/hubtest"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/openhal"
 )
 
 // The safety commands' tests run in process against the real Hub, as the

@@ -7,14 +7,14 @@ import (
 	"log/slog"
 	"strings"
 
-	"gateway/adapterproto"
-	"gateway/device"
-	"gateway/halhub"
-	"gateway/halhub/token"
-	"gateway/openhal"
-	"gateway/supervisor"
-	"gateway/supervisor/restart"
-	"gateway/systemd"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/supervisor"
+	"github.com/openhal/gateway/supervisor/restart"
+	"github.com/openhal/gateway/systemd"
 )
 
 // statusLine computes the one-line summary systemd shows (STATUS=):

@@ -14,9 +14,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"gateway/halhub/audit"
-	"gateway/halhub/token"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/openhal"
 )
 
 // cmdToken runs `gateway token add|list|revoke ...` (DESIGN.md "Command line contract"):

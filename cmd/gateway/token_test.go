@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/halhub/token"
+	"github.com/openhal/gateway/halhub/token"
 )
 
 // run calls cmdToken and returns its stdout, stderr and error.

@@ -3,14 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
-	"gateway/halhub/token"
+	"github.com/openhal/gateway/halhub/token"
 )
 
 // benchConfig is the configuration halbench gives the gateway it starts:

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gateway/halclient"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/openhal"
 )
 
 // watcherBuffer is how many notifications halclient keeps for a watcher:

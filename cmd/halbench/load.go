@@ -14,9 +14,9 @@ import (
 
 	"github.com/coder/websocket"
 
-	"gateway/halclient"
-	"gateway/jsonrpc"
-	"gateway/openhal"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
 )
 
 // readDevice is the device every hal/read reads: an output, whose value

@@ -40,7 +40,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"gateway/atomicfile"
+	"github.com/openhal/gateway/atomicfile"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -48,7 +48,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Entry is one audit line.

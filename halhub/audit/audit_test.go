@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // waitLimit bounds every wait for an event in these tests.

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"unicode/utf8"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Bounds of one entry (spec §10: "an entry is bounded in size"), so that no

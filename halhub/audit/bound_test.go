@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 func sha(b []byte) string {

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"testing"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // The tests re-run their own binary as a second process that appends to

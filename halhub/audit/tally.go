@@ -3,7 +3,7 @@ package audit
 import (
 	"time"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Count entries: requests past a rate are counted into one entry rather

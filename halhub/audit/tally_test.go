@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // TestCounter: a count entry says how many, from when to when, and what

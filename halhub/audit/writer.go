@@ -3,7 +3,7 @@ package audit
 import (
 	"errors"
 	"fmt"
-	"gateway/atomicfile"
+	"github.com/openhal/gateway/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"

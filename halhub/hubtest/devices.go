@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // Set gives the bench device id a new value, which it reports as a device

@@ -19,11 +19,11 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
-	"gateway/device"
-	"gateway/halhub"
-	"gateway/halhub/token"
-	"gateway/openhal"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Time is the bench's clock, which never moves: values are stamped with

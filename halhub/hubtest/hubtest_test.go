@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/halhub/hubtest"
+	"github.com/openhal/gateway/halhub/hubtest"
 )
 
 // tappedListener tells of each connection the Hub accepts through it.

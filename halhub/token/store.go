@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"gateway/atomicfile"
+	"github.com/openhal/gateway/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Files in the state directory.

@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"gateway/device"
-	"gateway/openhal"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Prefix starts every token, so that a token pasted into the wrong place

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 func TestTokensAreRandom(t *testing.T) {

@@ -2,14 +2,14 @@ package token
 
 import (
 	"context"
-	"gateway/atomicfile"
+	"github.com/openhal/gateway/atomicfile"
 	"log/slog"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
-	"gateway/openhal"
+	"github.com/openhal/gateway/openhal"
 )
 
 // watcher runs Watch on dir and gathers what it reports.

@@ -9,8 +9,8 @@ import (
 
 	"periph.io/x/conn/v3/gpio"
 
-	"gateway/clock"
-	"gateway/device"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/device"
 )
 
 // Bounds of the waits an Input makes; see the package doc.

@@ -13,8 +13,8 @@ import (
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpiotest"
 
-	"gateway/clock/clocktest"
-	"gateway/device"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
 )
 
 const deadline = 5 * time.Second

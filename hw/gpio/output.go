@@ -6,7 +6,7 @@ import (
 
 	"periph.io/x/conn/v3/gpio"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // Output is a gpio.output device: one line driven high or low.

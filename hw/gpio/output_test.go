@@ -10,7 +10,7 @@ import (
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpiotest"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // countPin counts the Reads of a gpiotest pin, which an output must never

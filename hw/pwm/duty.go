@@ -5,7 +5,7 @@ import (
 	"math"
 	"time"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // Schema is the value schema of every PWM output (openhal-0.1 §6): the

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // exportWait bounds how long NewHardware waits, after writing export, for

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // fakeKernel plays the kernel's PWM sysfs in a temporary directory laid

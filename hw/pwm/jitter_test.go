@@ -9,7 +9,7 @@ import (
 
 	"periph.io/x/conn/v3/gpio"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // waveStats is what a recorded waveform shows against the one asked for.

@@ -10,7 +10,7 @@ import (
 
 	"periph.io/x/conn/v3/gpio"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // MaxSoftwareHz is the highest frequency a Software PWM accepts. The Go

@@ -10,7 +10,7 @@ import (
 
 	"periph.io/x/conn/v3/gpio"
 
-	"gateway/device"
+	"github.com/openhal/gateway/device"
 )
 
 // goroutine returns the Software's goroutine's done channel, nil when the

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
-	"gateway/device"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/device"
 )
 
 // DefaultInterval is the poll interval of a Device whose PollOpts leave it

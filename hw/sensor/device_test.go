@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
-	"gateway/device"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
 )
 
 // wait bounds every wait for an event; nothing sleeps.

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
-	"gateway/device"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/device"
 )
 
 // MaxLine is the longest line kept, in bytes, without its delimiter. The

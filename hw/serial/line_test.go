@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
-	"gateway/device"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
 )
 
 var epoch = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)

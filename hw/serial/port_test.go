@@ -14,8 +14,8 @@ import (
 
 	bugst "go.bug.st/serial"
 
-	"gateway/clock/clocktest"
-	"gateway/device"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
 )
 
 func TestValidate(t *testing.T) {

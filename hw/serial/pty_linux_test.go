@@ -15,8 +15,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"gateway/clock/clocktest"
-	"gateway/device"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/device"
 )
 
 // pty is a pseudo-terminal pair: the test plays the instrument on the

@@ -7,8 +7,8 @@ import (
 	"sync"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // maxCancelled bounds the remembered ids of cancelled requests. An adapter

@@ -21,11 +21,11 @@ import (
 	"sync/atomic"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/clock"
-	"gateway/jsonrpc"
-	"gateway/supervisor/eventq"
-	"gateway/supervisor/strikes"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor/eventq"
+	"github.com/openhal/gateway/supervisor/strikes"
 )
 
 // Timing holds the protocol's durations. Tests shorten them; the

@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"slices"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // HandshakeError is a handshake that did not end with a good reply. The

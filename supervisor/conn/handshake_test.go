@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/adapterproto/reference"
-	"gateway/supervisor/restart"
+	"github.com/openhal/gateway/adapterproto/reference"
+	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // The seed's frames, byte for byte: the daemon's initialize for the seed's

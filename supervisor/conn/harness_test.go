@@ -12,11 +12,11 @@ import (
 	"testing"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/clock/clocktest"
-	"gateway/jsonrpc"
-	"gateway/supervisor/eventq"
-	"gateway/supervisor/strikes"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/clock/clocktest"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor/eventq"
+	"github.com/openhal/gateway/supervisor/strikes"
 )
 
 // wait bounds every wait of these tests on a real event.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"gateway/adapterproto"
+	"github.com/openhal/gateway/adapterproto"
 )
 
 // pingLoop keeps a service honest (section 4): the first ping

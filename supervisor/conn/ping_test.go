@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/adapterproto"
+	"github.com/openhal/gateway/adapterproto"
 )
 
 // The first ping 15 s after initialized, then 15 s after the previous was

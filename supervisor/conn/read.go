@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
-	"gateway/supervisor/strikes"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor/strikes"
 )
 
 // readLoop reads the adapter's standard output until it ends. Every line

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"gateway/jsonrpc"
-	"gateway/supervisor/eventq"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor/eventq"
 )
 
 // The adapter's requests reach the handler and are answered with their

@@ -4,9 +4,9 @@ import (
 	"context"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/jsonrpc"
-	"gateway/supervisor/eventq"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor/eventq"
 )
 
 // eventBatch bounds the events taken from the queue at once: they are

@@ -1,6 +1,6 @@
 package manifest
 
-import "gateway/fielderr"
+import "github.com/openhal/gateway/fielderr"
 
 // FieldError is one fault in an adapter folder (a manifest field's path,
 // such as "grant.scope[1]", and what is wrong); Errors is every fault

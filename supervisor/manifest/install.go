@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"gateway/atomicfile"
+	"github.com/openhal/gateway/atomicfile"
 )
 
 // ErrTampered is wrapped by Verify's error when the installed folder is

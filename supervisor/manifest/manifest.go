@@ -18,8 +18,8 @@ import (
 	"slices"
 	"strings"
 
-	"gateway/adapterproto"
-	"gateway/device"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/device"
 )
 
 // FileName is the manifest's name inside an adapter folder.

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/adapterproto"
+	"github.com/openhal/gateway/adapterproto"
 )
 
 const validManifest = `{"name":"notifier","version":"0.1.0","kind":"service",

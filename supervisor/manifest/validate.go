@@ -9,8 +9,8 @@ import (
 	"sort"
 	"strings"
 
-	"gateway/adapterproto"
-	"gateway/device"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/device"
 )
 
 var (

@@ -13,7 +13,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 )
 
 // late is how far after its due time a step may happen (spec §8 allows

@@ -8,7 +8,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 )
 
 // Timing is the stop sequence's schedule, each step measured from T0, the

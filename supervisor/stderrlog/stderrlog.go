@@ -24,7 +24,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 )
 
 // Defaults from protocol 1, used for zero fields of Options.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
+	"github.com/openhal/gateway/clock/clocktest"
 )
 
 var epoch = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)

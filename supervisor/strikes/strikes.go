@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 )
 
 // The protocol's numbers: 5 strikes within 60 s.

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/clock/clocktest"
+	"github.com/openhal/gateway/clock/clocktest"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

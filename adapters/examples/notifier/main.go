@@ -26,7 +26,7 @@ import (
 	"sync"
 	"time"
 
-	"gateway/adapters"
+	"github.com/openhal/gateway/adapters"
 )
 
 // Name and version must be those of adapter.json: the daemon fails an

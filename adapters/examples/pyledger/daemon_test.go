@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/adapterproto/reference"
-	"gateway/jsonrpc"
-	"gateway/supervisor/manifest"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/adapterproto/reference"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor/manifest"
 )
 
 // frameTimeout bounds every wait for the adapter: generous, since a loaded

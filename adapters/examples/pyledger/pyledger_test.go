@@ -16,11 +16,11 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/adapterproto"
-	"gateway/adapterproto/reference"
-	"gateway/device"
-	"gateway/jsonrpc"
-	"gateway/supervisor/manifest"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/adapterproto/reference"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor/manifest"
 )
 
 func TestManifest(t *testing.T) {

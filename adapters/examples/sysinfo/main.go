@@ -24,8 +24,8 @@ import (
 	"strings"
 	"time"
 
-	"gateway/adapters"
-	"gateway/jsonrpc"
+	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // Name and version must be those of adapter.json: the daemon fails an

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"gateway/adapterproto"
-	"gateway/device"
-	"gateway/jsonrpc"
-	"gateway/supervisor/manifest"
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/supervisor/manifest"
 )
 
 const wait = 5 * time.Second

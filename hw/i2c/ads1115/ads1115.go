@@ -10,13 +10,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
 
-	"gateway/hw/sensor"
+	"github.com/openhal/gateway/hw/sensor"
 
 	"periph.io/x/conn/v3/i2c"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"gateway/hw/sensor"
+	"github.com/openhal/gateway/hw/sensor"
 
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2ctest"

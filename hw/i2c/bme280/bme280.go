@@ -11,11 +11,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 	"sync"
 	"time"
 
-	"gateway/hw/sensor"
+	"github.com/openhal/gateway/hw/sensor"
 
 	"periph.io/x/conn/v3/i2c"
 )

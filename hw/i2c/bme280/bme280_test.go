@@ -3,7 +3,7 @@ package bme280
 import (
 	"context"
 	"errors"
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 	"math"
 	"slices"
 	"strings"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"gateway/hw/sensor"
+	"github.com/openhal/gateway/hw/sensor"
 
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2ctest"

@@ -10,12 +10,12 @@ package sht3x
 import (
 	"context"
 	"fmt"
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 	"sync"
 	"time"
 
-	"gateway/hw/i2c/internal/sensirion"
-	"gateway/hw/sensor"
+	"github.com/openhal/gateway/hw/i2c/internal/sensirion"
+	"github.com/openhal/gateway/hw/sensor"
 
 	"periph.io/x/conn/v3/i2c"
 )

@@ -3,14 +3,14 @@ package sht4x
 import (
 	"context"
 	"errors"
-	"gateway/clock"
+	"github.com/openhal/gateway/clock"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"gateway/hw/i2c/internal/sensirion"
+	"github.com/openhal/gateway/hw/i2c/internal/sensirion"
 
 	"periph.io/x/conn/v3/i2c/i2ctest"
 )

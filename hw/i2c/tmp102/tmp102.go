@@ -13,7 +13,7 @@ import (
 	"context"
 	"fmt"
 
-	"gateway/hw/sensor"
+	"github.com/openhal/gateway/hw/sensor"
 
 	"periph.io/x/conn/v3/i2c"
 )

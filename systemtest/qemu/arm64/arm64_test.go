@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/halclient"
-	"gateway/openhal"
-	"gateway/systemtest/qemu/qemutest"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/systemtest/qemu/qemutest"
 )
 
 // gatewayYAML is the guest's /etc/gateway/gateway.yaml: the generic board

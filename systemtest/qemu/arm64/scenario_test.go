@@ -7,10 +7,10 @@ import (
 	"strings"
 	"time"
 
-	"gateway/device"
-	"gateway/halclient"
-	"gateway/openhal"
-	"gateway/systemtest/qemu/qemutest"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/systemtest/qemu/qemutest"
 )
 
 // scenario holds what the checks drive: the guest (command channel, QMP),

@@ -21,10 +21,10 @@ import (
 	"testing"
 	"time"
 
-	"gateway/device"
-	"gateway/halclient"
-	"gateway/openhal"
-	"gateway/systemtest/qemu/qemutest"
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/systemtest/qemu/qemutest"
 )
 
 const skipMsg = "boots Debian's armhf kernel under qemu-system-arm (about 10 s with the assets cached): " +

@@ -4,7 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
-	"gateway/systemtest/qemu/qemutest"
+	"github.com/openhal/gateway/systemtest/qemu/qemutest"
 )
 
 // The guest ports init.sh listens on: the gateway's HAL (TCP) and the
