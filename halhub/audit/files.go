@@ -14,8 +14,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // Files in the log's directory: two file sets (see fileSet) and the lock
@@ -287,22 +285,4 @@ func (lr *lineReader) next() (line []byte, complete bool, err error) {
 			return nil, false, err
 		}
 	}
-}
-
-// flock applies how (unix.LOCK_EX, LOCK_SH, LOCK_UN) to f, again when a
-// signal interrupts the wait.
-func flock(f *os.File, how int) error {
-	raw, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	err = raw.Control(func(fd uintptr) {
-		for {
-			if ferr = unix.Flock(int(fd), how); ferr != unix.EINTR {
-				return
-			}
-		}
-	})
-	return cmp.Or(err, ferr)
 }

@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
+	"github.com/openhal/gateway/filelock"
 )
 
 // ListOptions bound one List.
@@ -210,7 +210,7 @@ func (l *Log) openForList(since uint64) (sets [numClasses]*setReader, err error)
 		return sets, err
 	}
 	defer lockf.Close() // releases the lock
-	if err := flock(lockf, unix.LOCK_SH); err != nil {
+	if err := filelock.Lock(lockf, filelock.Shared); err != nil {
 		return sets, fmt.Errorf("lock %s: %w", lockf.Name(), err)
 	}
 	defer func() {

@@ -3,13 +3,13 @@ package audit
 import (
 	"errors"
 	"fmt"
-	"github.com/openhal/gateway/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 
-	"golang.org/x/sys/unix"
+	"github.com/openhal/gateway/atomicfile"
+	"github.com/openhal/gateway/filelock"
 )
 
 // writer holds the current file of each set. Only the writer goroutine
@@ -351,11 +351,11 @@ func (w *writer) prune(set fileSet) {
 
 // lock takes the exclusive lock on audit.lock; unlock releases it.
 func (w *writer) lock() (unlock func(), err error) {
-	if err := flock(w.lockf, unix.LOCK_EX); err != nil {
+	if err := filelock.Lock(w.lockf, filelock.Exclusive); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", w.lockf.Name(), err)
 	}
 	return func() {
-		if err := flock(w.lockf, unix.LOCK_UN); err != nil {
+		if err := filelock.Unlock(w.lockf); err != nil {
 			w.l.log.Error("audit log: unlock", "err", err)
 		}
 	}, nil

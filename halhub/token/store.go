@@ -6,15 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/openhal/gateway/atomicfile"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"time"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/openhal/gateway/atomicfile"
+	"github.com/openhal/gateway/filelock"
 	"github.com/openhal/gateway/openhal"
 )
 
@@ -200,24 +199,7 @@ func (s *Store) lock() (unlock func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock tokens: %w", err)
 	}
-	raw, err := lf.SyscallConn()
-	if err != nil {
-		lf.Close()
-		return nil, fmt.Errorf("lock %s: %w", p, err)
-	}
-	var lockErr error
-	err = raw.Control(func(fd uintptr) {
-		for {
-			lockErr = unix.Flock(int(fd), unix.LOCK_EX)
-			if lockErr != unix.EINTR {
-				return
-			}
-		}
-	})
-	if err == nil {
-		err = lockErr
-	}
-	if err != nil {
+	if err := filelock.Lock(lf, filelock.Exclusive); err != nil {
 		lf.Close()
 		return nil, fmt.Errorf("lock %s: %w", p, err)
 	}
