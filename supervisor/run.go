@@ -157,7 +157,7 @@ func (a *adapter) prepareStateDir(dir string) error {
 	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid == c.Uid && st.Gid == c.Gid {
+	if ownedBy(fi, c.Uid, c.Gid) {
 		return nil
 	}
 	if err := os.Chmod(dir, 0o700); err != nil {

@@ -18,7 +18,6 @@ import (
 	"os"
 	"sort"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/openhal/gateway/adapterproto"
@@ -87,7 +86,7 @@ type Supervisor struct {
 	opt  Options
 	log  *slog.Logger
 	clk  clock.Clock
-	cred *syscall.Credential // nil: adapters run as the gateway's user
+	cred *process.Credential // nil: adapters run as the gateway's user
 	user string              // who they run as, for status
 
 	mu       sync.Mutex

@@ -3,12 +3,13 @@ package supervisor
 import (
 	"bufio"
 	"fmt"
-	"github.com/openhal/gateway/adapterproto"
 	"os"
 	"os/user"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/openhal/gateway/adapterproto"
+	"github.com/openhal/gateway/supervisor/process"
 )
 
 // Capability bits of CapEff in /proc/self/status (linux/capability.h).
@@ -53,7 +54,7 @@ func (s *Supervisor) chooseUser() error {
 		return fmt.Errorf("adapters run as user %q: it is root; adapters must run unprivileged", name)
 	}
 	// An empty, non-nil Groups drops every supplementary group.
-	s.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	s.cred = &process.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
 	s.user = name
 	return s.openStateDir()
 }

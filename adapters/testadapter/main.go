@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command testadapter is the scripted adapter of the supervisor's tests:
 // by default a correct adapter of the oxidepmd adapter protocol v1, and,
 // as its flags say, one that misbehaves in a chosen way. It writes the

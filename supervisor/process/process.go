@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package process runs one adapter process at the operating-system level:
 // it starts the executable in a process group of its own with a death
 // signal, exposes its standard streams as pipes, kills its whole group at
@@ -5,7 +7,9 @@
 // What is said on the pipes is the protocol's business, not this package's.
 //
 // Linux only: it relies on process groups, PR_SET_PDEATHSIG,
-// PR_SET_CHILD_SUBREAPER, pidfds (Linux 5.3) and /proc.
+// PR_SET_CHILD_SUBREAPER, pidfds (Linux 5.3) and /proc. Elsewhere it
+// builds (the client commands import the supervisor for its types), but
+// Start and the other calls fail with ErrUnsupported.
 package process
 
 import (
@@ -18,40 +22,6 @@ import (
 	"runtime"
 	"syscall"
 )
-
-// Spec says what to run and as whom.
-type Spec struct {
-	// Path is the executable. It is not looked up in PATH.
-	Path string
-	// Args are the arguments after the program name; argv[0] is Path.
-	Args []string
-	// Dir is the working directory (the adapter's install folder).
-	Dir string
-	// Env is the complete environment, already cleared and filled by the
-	// caller. A nil Env means an empty environment, never the gateway's own:
-	// an adapter must not see the gateway's variables.
-	Env []string
-	// Credential is the user and groups to run as; nil runs as ourselves.
-	Credential *syscall.Credential
-}
-
-// ExitStatus is how a process ended: an exit code or a signal.
-type ExitStatus struct {
-	// Code is the exit code, or -1 if a signal ended the process.
-	Code int
-	// Signal is the signal that ended the process, or 0 if it exited.
-	Signal syscall.Signal
-}
-
-// Signaled reports whether a signal ended the process.
-func (s ExitStatus) Signaled() bool { return s.Signal != 0 }
-
-func (s ExitStatus) String() string {
-	if s.Signaled() {
-		return "signal: " + s.Signal.String()
-	}
-	return fmt.Sprintf("exit status %d", s.Code)
-}
 
 // Proc is one started process and its process group (whose id is its pid).
 type Proc struct {

@@ -1,3 +1,5 @@
+//go:build linux
+
 package process
 
 import (
@@ -11,65 +13,11 @@ import (
 	"github.com/openhal/gateway/clock"
 )
 
-// Timing is the stop sequence's schedule, each step measured from T0, the
-// moment shutdown was written.
-type Timing struct {
-	// CloseStdin is when standard input is closed if no reply came first.
-	CloseStdin time.Duration
-	// Term is when SIGTERM goes to the process group if any member lives.
-	Term time.Duration
-	// Kill is when SIGKILL goes to the process group. It bounds the stop.
-	Kill time.Duration
-}
-
-// DefaultTiming is the protocol's schedule (seed "Shutdown", spec §8):
-// stdin closed by 2 s, SIGTERM at 2 s, SIGKILL at 5 s.
-func DefaultTiming() Timing {
-	return Timing{CloseStdin: 2 * time.Second, Term: 2 * time.Second, Kill: 5 * time.Second}
-}
-
-// ReapMargin is how long Stop waits, after its last SIGKILL, for the kernel
-// to end the killed processes so that they can be reaped and checked gone.
-// A SIGKILLed process ends at once unless it is stuck in the kernel; the
-// margin keeps the stop's total fixed even then (the stragglers are listed
-// in StopReport.Remaining).
-const ReapMargin = 250 * time.Millisecond
-
 // groupPoll is how often Stop checks whether the process group has emptied
 // after its leader exited. The kernel gives no event for "a process group
 // is now empty" (only the parent of each member hears of its death), so
 // this one condition is polled; every other step waits on an event.
 const groupPoll = 20 * time.Millisecond
-
-// Sent is one signal Stop sent.
-type Sent struct {
-	Signal syscall.Signal
-	At     time.Time
-	// Pid is the target: the process group's id for a signal to the group,
-	// a single process's id for a signal to an escapee.
-	Pid   int
-	Group bool
-}
-
-// StopReport says what happened during a stop.
-type StopReport struct {
-	T0            time.Time // shutdown written
-	Replied       bool      // the reply to shutdown arrived
-	RepliedAt     time.Time
-	StdinClosedAt time.Time
-	Exited        bool // the leader exited and was reaped within the stop
-	ExitedAt      time.Time
-	Status        ExitStatus // how the leader ended, if Exited
-	Signals       []Sent     // in the order sent
-	// Escapees are processes outside the group, below it or re-parented to
-	// us from it (setsid), that were killed at the end.
-	Escapees []int
-	// Remaining are pids of the adapter that were still not gone when Stop
-	// gave up waiting (ReapMargin after its last SIGKILL). Normally empty.
-	Remaining []int
-	Ended     time.Time // Stop returned
-	Err       error     // what went wrong sending signals or reading /proc
-}
 
 // sweepLead is how long before the SIGKILL deadline Stop looks up and
 // pins (pidfd) the processes that escaped the group. The scan of /proc
