@@ -26,8 +26,14 @@ build:
 CROSS_DIR     := bin/cross
 CROSS_TARGETS := armv6:arm:6 armv7:arm:7 arm64:arm64: amd64:amd64:
 
+# The client for the desktops, GOOS/GOARCH: the client commands (devices,
+# read, write, watch, stop, confirm, audit, adapter list/status...) run
+# there; run, token and adapter install/remove say they need Linux.
+DESKTOP_TARGETS := darwin/arm64 darwin/amd64 windows/amd64 windows/arm64
+
 # CGO_ENABLED=0 makes them static: they run on any Linux of their
-# architecture, whatever its libc. Sizes are printed for the README.
+# architecture, whatever its libc; the desktop clients need no libc either.
+# Sizes are printed for the README.
 cross:
 	@set -e; mkdir -p $(CROSS_DIR); for t in $(CROSS_TARGETS); do \
 		name=$${t%%:*}; rest=$${t#*:}; arch=$${rest%%:*}; arm=$${rest#*:}; \
@@ -36,8 +42,15 @@ cross:
 		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch GOARM=$$arm \
 			$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/gateway; \
 	done; \
-	for f in $(CROSS_DIR)/gateway-linux-*; do \
-		printf '%-36s %9d bytes\n' $$f $$(wc -c <$$f); \
+	for t in $(DESKTOP_TARGETS); do \
+		os=$${t%%/*}; arch=$${t#*/}; ext=; [ $$os = windows ] && ext=.exe; \
+		out=$(CROSS_DIR)/gateway-$$os-$$arch$$ext; \
+		echo "build $$out"; \
+		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch \
+			$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/gateway; \
+	done; \
+	for f in $(CROSS_DIR)/gateway-*; do \
+		printf '%-40s %9d bytes\n' $$f $$(wc -c <$$f); \
 	done
 
 # Runs the ARM binaries under qemu-user (installed with apt-get when

@@ -68,6 +68,9 @@ func adapterFlags(name, synopsis string, args []string, n int, stderr io.Writer,
 		return nil, nil, fmt.Errorf("adapter %s: no state directory: pass --state-dir", name)
 	}
 	if name == "install" || name == "remove" {
+		if err := serverOnly("adapter " + name); err != nil {
+			return nil, nil, err
+		}
 		if err := asStateOwner(f.stateDir); err != nil {
 			return nil, nil, err
 		}

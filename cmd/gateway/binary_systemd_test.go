@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 // Whole-binary tests of the systemd side (issue 7, items 2, 3 and 7): a

@@ -32,6 +32,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stderr, "gateway run: unexpected argument %q\n", fs.Arg(0))
 		return errUsage
 	}
+	if err := serverOnly("run"); err != nil {
+		return err
+	}
 	cfg, err := loadConfig(*configPath, stderr)
 	if err != nil {
 		return err

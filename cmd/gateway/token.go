@@ -80,6 +80,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (positional []string, err error)
 }
 
 func openStore(fs *flag.FlagSet, dir string) (*token.Store, error) {
+	if err := serverOnly(fs.Name()); err != nil {
+		return nil, err
+	}
 	if dir == "" {
 		return nil, fmt.Errorf("%s: no state directory: pass --state-dir", fs.Name())
 	}
