@@ -10,21 +10,9 @@ set -eu
 out=${1:?usage: build-deb.sh OUTDIR}
 root=$(pwd)
 
-# debversion: a Debian version from git describe. v1.2.3 -> 1.2.3;
-# v1.2.3-4-gabc -> 1.2.3+4.gabc; without a tag, 0~git<hash> (sorts below 0).
-debversion() {
-	d=$(git describe --tags --always --dirty 2>/dev/null || echo unknown)
-	case $d in
-	v[0-9]*) d=${d#v} ;;
-	[0-9]*) ;;
-	*) d=0~git$d ;;
-	esac
-	# Debian versions allow [A-Za-z0-9.+~-]; keep '-' out (it would split off
-	# a Debian revision).
-	printf '%s\n' "$d" | tr -- '-_' '+.' | tr -cd 'A-Za-z0-9.+~'
-}
-
-version=$(debversion)
+# The version sorts in build order (packaging/debversion.sh); DEB_VERSION
+# overrides it.
+version=${DEB_VERSION:-$(sh packaging/debversion.sh)}
 mkdir -p "$out"
 rm -f "$out"/gateway_*.deb
 work=$(mktemp -d)
