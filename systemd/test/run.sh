@@ -16,6 +16,9 @@
 # system is built once and cached in ${XDG_CACHE_HOME:-~/.cache}/gateway-nspawn
 # (each boot runs on a throw-away overlay of it); the first build takes
 # about a minute, a warm run well under three.
+# The last scenario upgrades the package: DEB is installed over an older
+# build of itself (the same files, an earlier version). SYSTEMD_TEST_ONLY=upgrade
+# runs that scenario alone.
 # No pipefail: checks end pipelines in grep, whose early exit on a match
 # would otherwise count the producer's SIGPIPE as a failure.
 set -u
@@ -66,6 +69,16 @@ harness=$(mktemp -d /tmp/gateway-nspawn.XXXXXX)
 cp "$deb" "$harness/gateway_amd64.deb"
 cp -a "$adapter" "$harness/pyledger"
 cp "$hangbin" "$harness/gateway-testhang"
+# The older build for the upgrade: DEB repacked with an earlier version.
+new_version=$(dpkg-deb -f "$deb" Version)
+old_version=0.1.0~git20000101.000000.0000000
+dpkg --compare-versions "$old_version" lt "$new_version" ||
+	die "the package's version $new_version does not sort after $old_version"
+dpkg-deb -R "$deb" "$harness/old"
+sed -i "s/^Version: .*/Version: $old_version/" "$harness/old/DEBIAN/control"
+dpkg-deb --root-owner-group -Zxz -b "$harness/old" "$harness/gateway_old_amd64.deb" >/dev/null ||
+	die "cannot repack $deb as $old_version"
+rm -rf "$harness/old"
 chmod -R a+rX "$harness"
 nspawn_pid=
 pid1=
@@ -176,6 +189,9 @@ adapters:
 EOF
 	ct systemctl daemon-reload
 }
+
+only=${SYSTEMD_TEST_ONLY:-}
+if [ "$only" != upgrade ]; then
 
 # (g) The package: installs, creates users and groups, enables and does not
 # start; then starts with its own default configuration.
@@ -467,6 +483,10 @@ ct dpkg -P gateway >/dev/null 2>&1 || detail="$detail dpkg -P failed;"
 ct test -e /var/lib/gateway && detail="$detail purge left /var/lib/gateway;"
 check "dpkg -r stops and disables the units and keeps the configuration; purge removes the state" \
 	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
+
+fi # SYSTEMD_TEST_ONLY
+
+. "$repo/systemd/test/upgrade.sh"
 
 # --- the end ---------------------------------------------------------------
 echo "$passed passed, $failed failed"
