@@ -65,21 +65,22 @@ const (
 // has none (a gateway extension of the descriptor), so that a client and
 // the stop's result can tell an operator what a stop leaves as it is.
 type Descriptor struct {
-	ID     string `json:"id"`
-	Kind   string `json:"kind"`
-	Label  string `json:"label,omitempty"`
-	Source string `json:"source"`
-	Access Access `json:"access"`
-	Risk   Risk   `json:"risk"`
-	Schema Schema `json:"schema"`
-	Safe   any    `json:"safe,omitempty"`
+	ID     string   `json:"id"`
+	Kind   string   `json:"kind"`
+	Label  string   `json:"label,omitempty"`
+	Source string   `json:"source"`
+	Access Access   `json:"access"`
+	Risk   Risk     `json:"risk"`
+	Schema Schema   `json:"schema"`
+	Safe   any      `json:"safe,omitempty"`
+	State  State    `json:"state"`
+	Fault  string   `json:"fault,omitempty"`
+	Tags   []string `json:"tags,omitempty"`
+
 	// NoSafeReason is set only when Safe is nil and the device is
 	// written: the configuration's reason for `safe: none`, or the
 	// board's (a serial line has no state to return to).
-	NoSafeReason string   `json:"noSafeReason,omitempty"`
-	State        State    `json:"state"`
-	Fault        string   `json:"fault,omitempty"`
-	Tags         []string `json:"tags,omitempty"`
+	NoSafeReason string `json:"noSafeReason,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
