@@ -274,6 +274,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 		if d.Fault != "" {
 			state += " (" + d.Fault + ")"
 		}
+		state += noSafeMark(d)
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Access, d.Risk, state, values[i])
 	}
 	return tw.Flush()
