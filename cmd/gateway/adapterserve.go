@@ -18,9 +18,9 @@ import (
 // go over the Hub's transports and tokens, so that the CLI needs no second
 // way into a running gateway.
 const (
-	methodAdaptersStatus = "github.com/openhal/gateway/adapters.status"
-	methodAdaptersReset  = "github.com/openhal/gateway/adapters.reset"
-	methodAdaptersReload = "github.com/openhal/gateway/adapters.reload"
+	methodAdaptersStatus = "gateway/adapters.status"
+	methodAdaptersReset  = "gateway/adapters.reset"
+	methodAdaptersReload = "gateway/adapters.reload"
 )
 
 // reasonNotEnabled is the data.reason of an answer about an adapter the
