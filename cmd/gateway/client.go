@@ -267,6 +267,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("decode the device list: %w", err)
 	}
 	values := readValues(ctx, c, res.Devices)
+	printStopBanner(stdout, c.Init().Stopped)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tACCESS\tRISK\tSTATE\tVALUE")
 	for i, d := range res.Devices {
