@@ -86,7 +86,11 @@ func (s *statusService) status(ctx context.Context, params json.RawMessage) (any
 	caller, _ := halhub.CallerOf(ctx)
 	if caller.Principal.Scope.AtLeast(openhal.ScopeAdmin) && !caller.Limited {
 		st.Adapters = []adapterState{}
-		for _, a := range s.sup.Status() {
+		var all []supervisor.Status
+		if s.sup != nil {
+			all = s.sup.Status()
+		}
+		for _, a := range all {
 			st.Adapters = append(st.Adapters, adapterState{Name: a.Name, State: a.State, Reason: a.Reason, Detail: a.Detail})
 		}
 	}
