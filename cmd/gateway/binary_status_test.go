@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestBinaryStopVisibleEverywhere is issue 13's first point on the real
+// binary: after `gateway stop`, devices, confirm list, status, a new
+// watch and /healthz all say the gateway is stopped, a running watch says
+// it as it happens; after a crash and a restart with the stop still
+// latched they still do; after `gateway resume` they stop saying it.
+func TestBinaryStopVisibleEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	g := startGateway(t, dir)
+	admin := func(g *gateway, args ...string) []string { return append(args, "--hub", g.ws, "--state-dir", dir) }
+	banner := `^EMERGENCY STOP engaged by operator admin at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+: bench fire \(only safe values can be written until an admin runs gateway resume\)$`
+	stoppedLine := `^stopped by operator admin since \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`
+
+	checkNotStopped(t, g, admin)
+	w, _ := watchProc(t, admin(g)...)
+	gwOK(t, admin(g, "stop", "--reason", "bench fire")...)
+	w.out.waitFor(t, 0, watchTS+`EMERGENCY STOP engaged by operator admin: bench fire; safe values applied to sim\.heater$`, waitLong)
+	checkStopped(t, g, admin, banner, stoppedLine)
+
+	// A crash, and a new run on the same state directory: the stop is
+	// still latched, and everything still says so.
+	g.kill(t)
+	g = startGateway(t, dir)
+	checkStopped(t, g, admin, banner, stoppedLine)
+
+	w, _ = watchProc(t, admin(g)...)
+	gwOK(t, admin(g, "resume")...)
+	w.out.waitFor(t, 0, watchTS+`emergency stop lifted by operator admin: writes are accepted again$`, waitLong)
+	checkNotStopped(t, g, admin)
+}
+
+// checkStopped checks that every command, a new watch and /healthz say
+// the stop is engaged: the banner first (not in --json), the stop line in
+// the health's body with the status code still 200.
+func checkStopped(t *testing.T, g *gateway, admin func(*gateway, ...string) []string, banner, healthLine string) {
+	t.Helper()
+	re := regexp.MustCompile(banner)
+	for _, cmd := range [][]string{{"devices"}, {"confirm", "list"}, {"status"}} {
+		out := gwOK(t, admin(g, cmd...)...)
+		if line, _, _ := strings.Cut(out, "\n"); !re.MatchString(line) {
+			t.Errorf("gateway %s while stopped printed\n%s\nwant the banner first", strings.Join(cmd, " "), out)
+		}
+		out = gwOK(t, admin(g, append(cmd, "--json")...)...)
+		if strings.Contains(out, "EMERGENCY STOP") || !strings.HasPrefix(out, "{") {
+			t.Errorf("gateway %s --json while stopped printed %q: the banner is not JSON", strings.Join(cmd, " "), out)
+		}
+	}
+	var st statusReport
+	if err := json.Unmarshal([]byte(gwOK(t, admin(g, "status", "--json")...)), &st); err != nil || st.Stopped == nil || st.Stopped.Reason != "bench fire" {
+		t.Errorf("status --json while stopped: %+v (%v)", st.Stopped, err)
+	}
+	w := startChild(t, admin(g, "watch")...)
+	from, _ := w.out.waitFor(t, 0, watchTS+`connected to `, waitLong)
+	w.out.waitFor(t, from+1, watchTS+banner[1:], waitLong)
+
+	code, body := healthz(t, g)
+	lines := strings.Split(strings.TrimSuffix(body, "\n"), "\n")
+	if code != http.StatusOK || len(lines) != 2 || lines[0] != "ok" || !regexp.MustCompile(healthLine).MatchString(lines[1]) {
+		t.Errorf("/healthz while stopped: %d %q, want 200 ok and a line matching %s", code, body, healthLine)
+	}
+}
+
+// checkNotStopped checks that nothing says stopped.
+func checkNotStopped(t *testing.T, g *gateway, admin func(*gateway, ...string) []string) {
+	t.Helper()
+	for _, tc := range []struct {
+		cmd  []string
+		want string
+	}{
+		{[]string{"devices"}, `^ID\s+KIND`},
+		{[]string{"confirm", "list"}, `^ID\s+DEVICE`},
+		{[]string{"status"}, `^running: no emergency stop$`},
+	} {
+		out := gwOK(t, admin(g, tc.cmd...)...)
+		if line, _, _ := strings.Cut(out, "\n"); !regexp.MustCompile(tc.want).MatchString(line) || strings.Contains(out, "EMERGENCY") {
+			t.Errorf("gateway %s when not stopped printed\n%s", strings.Join(tc.cmd, " "), out)
+		}
+	}
+	if code, body := healthz(t, g); code != http.StatusOK || body != "ok\n" {
+		t.Errorf("/healthz when not stopped: %d %q", code, body)
+	}
+}
+
+func healthz(t *testing.T, g *gateway) (int, string) {
+	t.Helper()
+	resp, err := http.Get("http://" + g.httpAddr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
