@@ -104,3 +104,39 @@ func healthz(t *testing.T, g *gateway) (int, string) {
 	}
 	return resp.StatusCode, string(b)
 }
+
+// TestBinaryStatusLimitedToken: `gateway status` with a token limited to
+// sim.led, even an admin one, tells nothing of the other devices: not
+// their number, their faults, the confirmations waiting on them, nor the
+// adapters; `watch` of a hidden device says what it says of one that is
+// not there.
+func TestBinaryStatusLimitedToken(t *testing.T) {
+	dir := t.TempDir()
+	g := startGateway(t, dir)
+	agent := g.addToken(t, "bot", "control_low")
+	gwOK(t, "write", "sim.heater", "true", "--reason", "preheat", "--hub", g.tcp, "--token", agent) // pending
+	tok := g.addToken(t, "led-admin", "admin", "--devices", "sim.led")
+	hub := []string{"--hub", g.tcp, "--token", tok}
+
+	out := gwOK(t, append([]string{"status", "--json"}, hub...)...)
+	var st statusReport
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json printed %q (%v)", out, err)
+	}
+	if st.Devices.Total != 1 || st.Confirmations.Pending != 0 || st.Adapters != nil || st.Board != "sim" {
+		t.Errorf("status --json for a token limited to sim.led: %s", out)
+	}
+	text := gwOK(t, append([]string{"status"}, hub...)...)
+	for _, hidden := range []string{"sim.heater", "sim.door", "sim.temperature", "preheat"} {
+		if strings.Contains(out, hidden) || strings.Contains(text, hidden) {
+			t.Errorf("status for a token limited to sim.led tells of %s:\n%s\n%s", hidden, out, text)
+		}
+	}
+	for _, id := range []string{"sim.heater", "sim.nope"} {
+		wantOneLineError(t, gw(t, append([]string{"watch", id}, hub...)...),
+			"gateway: watch: no device "+id+" on this gateway for this token (gateway devices lists them)")
+	}
+	if r := gw(t, append([]string{"watch", "Sim.LED!"}, hub...)...); r.code != 2 || !strings.HasPrefix(r.stderr, `gateway: watch: "Sim.LED!" is not a device id`) || r.stdout != "" {
+		t.Errorf("watch Sim.LED!: exit %d, stdout %q, stderr %q; want a usage error, exit 2", r.code, r.stdout, r.stderr)
+	}
+}
