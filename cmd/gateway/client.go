@@ -27,10 +27,14 @@ import (
 // The client commands (DESIGN.md, "Command line contract") talk to a
 // running gateway as any OpenHAL client would:
 //
-//	gateway devices [flags]            a table of the devices and their values
+//	gateway status [flags]             one screen: the stop, devices, confirmations, adapters, clients (status.go)
+//	gateway devices [flags]            a table of the devices, their values with units, and labels
 //	gateway read ID [-v] [flags]       a device's value
 //	gateway write ID VALUE [flags]     set a value; VALUE is JSON if it parses, else a string
-//	gateway watch [flags]              values and events as they happen, until interrupted
+//	gateway watch [DEVICE...] [flags]  values and events as they happen, until interrupted
+//
+// While the emergency stop is engaged, status, devices, watch and confirm
+// list print it first (stopBanner), except with --json.
 //
 // Common flags: --hub URL, --token, --fingerprint, --state-dir, --json,
 // and --timeout except for watch.

@@ -251,3 +251,24 @@ func wantLines(t *testing.T, what, out string, patterns []string) {
 		}
 	}
 }
+
+// watch --json keeps standard output for notifications: the banner of a
+// stop in force goes to standard error with the connection's lines.
+func TestWatchJSONStopBanner(t *testing.T) {
+	noEnv(t)
+	hub := hubtest.New(t)
+	url := hub.Listen("tcp")
+	admin := []string{"--hub", url, "--token", hub.Admin}
+	runClient(t, cmdStop, append(admin, "--reason", "bench fire")...)
+	out, status, stop := startWatch(t, append(admin, "--json")...)
+	status.waitFor(t, watchTS+bannerRE[1:])
+	out.waitFor(t, `"device":"sim.temperature"`)
+	runClient(t, cmdResume, admin...)
+	out.waitFor(t, `^\{"jsonrpc":"2.0","method":"hal/resumed","params":\{"principal":\{"kind":"operator","name":"admin"`)
+	stop()
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	if strings.Contains(out.buf.String(), "EMERGENCY") {
+		t.Errorf("watch --json printed the banner on standard output:\n%s", out.buf.String())
+	}
+}
