@@ -111,11 +111,20 @@ type SafeFailure struct {
 	Error  ErrorObject `json:"error"`
 }
 
+// LeftAsIs is a device a stop did not drive because it has no safe
+// value, and why (a gateway extension of the stop's result): a person
+// reading the result learns what is still as it was.
+type LeftAsIs struct {
+	Device string `json:"device"`
+	Reason string `json:"reason"`
+}
+
 // StopResult is the answer to hal/stop.
 type StopResult struct {
 	Stopped     bool          `json:"stopped"`
 	SafeApplied []string      `json:"safeApplied"`
 	Failed      []SafeFailure `json:"failed"`
+	LeftAsIs    []LeftAsIs    `json:"leftAsIs"`
 }
 
 // StoppedParams are the params of hal/stopped.
@@ -125,6 +134,7 @@ type StoppedParams struct {
 	TS          time.Time     `json:"ts"`
 	SafeApplied []string      `json:"safeApplied"`
 	Failed      []SafeFailure `json:"failed"`
+	LeftAsIs    []LeftAsIs    `json:"leftAsIs"`
 }
 
 // ResumeResult is the answer to hal/resume.

@@ -279,6 +279,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 		if d.Fault != "" {
 			state += " (" + d.Fault + ")"
 		}
+		state += noSafeMark(d)
 		label := oneLine(d.Label)
 		if label == "" {
 			label = "-"

@@ -107,6 +107,7 @@ func printStop(w io.Writer, res openhal.StopResult) {
 	for _, fl := range res.Failed {
 		fmt.Fprintf(w, "FAILED: %s: %s\n", fl.Device, errorText(fl.Error, fl.Device))
 	}
+	printLeftAsIs(w, res.LeftAsIs)
 	if len(res.SafeApplied) == 0 && len(res.Failed) == 0 {
 		fmt.Fprintln(w, "no device has a safe value to drive")
 	}
