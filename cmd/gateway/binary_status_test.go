@@ -24,7 +24,7 @@ func TestBinaryStopVisibleEverywhere(t *testing.T) {
 	checkNotStopped(t, g, admin)
 	w, _ := watchProc(t, admin(g)...)
 	gwOK(t, admin(g, "stop", "--reason", "bench fire")...)
-	w.out.waitFor(t, 0, watchTS+`EMERGENCY STOP engaged by operator admin: bench fire; safe values applied to sim\.heater$`, waitLong)
+	w.out.waitFor(t, 0, watchTS+`EMERGENCY STOP engaged by operator admin: bench fire; safe values applied to sim\.fan, sim\.heater, sim\.led; left as they are: sim\.meter \(a line instrument: `, waitLong)
 	checkStopped(t, g, admin, banner, stoppedLine)
 
 	// A crash, and a new run on the same state directory: the stop is

@@ -160,11 +160,11 @@ func TestWatchStopAndResume(t *testing.T) {
 	out.waitFor(t, watchTS+bannerRE[1:])
 	out.waitFor(t, watchTS+`sim\.temperature = `)
 	runClient(t, cmdStop, append(admin, "--reason", "still burning")...)
-	out.waitFor(t, watchTS+`EMERGENCY STOP engaged again by operator admin: still burning; safe values applied to sim\.heater$`)
+	out.waitFor(t, watchTS+`EMERGENCY STOP engaged again by operator admin: still burning; safe values applied to sim\.heater; left as they are: sim\.led \(it declares no safe value\)$`)
 	runClient(t, cmdResume, admin...)
 	out.waitFor(t, watchTS+`emergency stop lifted by operator admin: writes are accepted again$`)
 	runClient(t, cmdStop, append(admin, "--reason", "smoke")...)
-	out.waitFor(t, watchTS+`EMERGENCY STOP engaged by operator admin: smoke; safe values applied to sim\.heater$`)
+	out.waitFor(t, watchTS+`EMERGENCY STOP engaged by operator admin: smoke; safe values applied to sim\.heater; left as they are: sim\.led \(it declares no safe value\)$`)
 	hub.Restart() // no state directory: the new run is not stopped
 	out.waitFor(t, watchTS+`the emergency stop was lifted while this watch was disconnected$`)
 }

@@ -197,7 +197,8 @@ func (p *watchPrinter) valueText(id string, v any) string {
 }
 
 // stoppedLine says what a hal/stopped tells: who engaged the stop and
-// why, which devices went to their safe values and which could not.
+// why, which devices went to their safe values, which could not, and
+// which it left as they are (no safe value).
 // again is set when the stop was already engaged: a repeated stop drives
 // the safe values again.
 func stoppedLine(params json.RawMessage, again bool) string {
@@ -218,6 +219,13 @@ func stoppedLine(params json.RawMessage, again bool) string {
 	}
 	for _, fl := range sp.Failed {
 		s += "; FAILED: " + errorText(fl.Error, fl.Device)
+	}
+	if len(sp.LeftAsIs) > 0 {
+		parts := make([]string, len(sp.LeftAsIs))
+		for i, l := range sp.LeftAsIs {
+			parts[i] = l.Device + " (" + oneLine(l.Reason) + ")"
+		}
+		s += "; left as they are: " + strings.Join(parts, ", ")
 	}
 	return s
 }
