@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
 	"github.com/openhal/gateway/halhub"
 	"github.com/openhal/gateway/halhub/hubtest"
 	"github.com/openhal/gateway/openhal"
@@ -270,5 +271,40 @@ func TestWatchJSONStopBanner(t *testing.T) {
 	defer out.mu.Unlock()
 	if strings.Contains(out.buf.String(), "EMERGENCY") {
 		t.Errorf("watch --json printed the banner on standard output:\n%s", out.buf.String())
+	}
+}
+
+// watchPrinter.wanted keeps, with DEVICE..., the events of those devices
+// and those of no device (the stop, a Hub-wide loss).
+func TestWatchPrinterWanted(t *testing.T) {
+	p := &watchPrinter{only: map[string]bool{"sim.led": true}, listed: true, devs: map[string]device.Descriptor{}}
+	note := func(method, params string) *halclient.Notification {
+		return &halclient.Notification{Method: method, Params: json.RawMessage(params)}
+	}
+	for _, tc := range []struct {
+		name string
+		e    halclient.WatchEvent
+		want bool
+	}{
+		{"its value", halclient.WatchEvent{Kind: halclient.EventValue, Device: "sim.led"}, true},
+		{"another's value", halclient.WatchEvent{Kind: halclient.EventValue, Device: "sim.fan"}, false},
+		{"another's read failure", halclient.WatchEvent{Kind: halclient.EventReadFailed, Device: "sim.meter"}, false},
+		{"a Hub-wide loss", halclient.WatchEvent{Kind: halclient.EventMissed, Missed: 2}, true},
+		{"its loss", halclient.WatchEvent{Kind: halclient.EventMissed, Missed: 2, Device: "sim.led"}, true},
+		{"another's loss", halclient.WatchEvent{Kind: halclient.EventMissed, Missed: 2, Device: "sim.fan"}, false},
+		{"its state", halclient.WatchEvent{Kind: halclient.EventNotification, Notification: note("hal/deviceState", `{"device":"sim.led","state":"fault"}`)}, true},
+		{"another's state", halclient.WatchEvent{Kind: halclient.EventNotification, Notification: note("hal/deviceState", `{"device":"sim.door","state":"fault"}`)}, false},
+		{"another added", halclient.WatchEvent{Kind: halclient.EventNotification, Notification: note("hal/deviceAdded", `{"device":{"id":"lab.x","kind":"sensor"}}`)}, false},
+		{"another's confirmation", halclient.WatchEvent{Kind: halclient.EventNotification, Notification: note("hal/confirmationRequested", `{"confirmation":{"id":"c-1","device":"sim.heater"}}`)}, false},
+		{"the stop", halclient.WatchEvent{Kind: halclient.EventNotification, Notification: note("hal/stopped", `{"principal":{"kind":"operator","name":"admin"},"reason":"x"}`)}, true},
+		{"the resume", halclient.WatchEvent{Kind: halclient.EventNotification, Notification: note("hal/resumed", `{"principal":{"kind":"operator","name":"admin"}}`)}, true},
+		{"a disconnection", halclient.WatchEvent{Kind: halclient.EventDisconnected}, true},
+	} {
+		if got := p.wanted(&tc.e); got != tc.want {
+			t.Errorf("%s: wanted = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if _, ok := p.devs["lab.x"]; !ok {
+		t.Error("a device added is not remembered for its units")
 	}
 }

@@ -63,6 +63,8 @@ func (p *watchPrinter) wanted(e *halclient.WatchEvent) bool {
 		return true
 	case halclient.EventValue, halclient.EventReadFailed:
 		return p.keeps(e.Device)
+	case halclient.EventMissed:
+		return e.Device == "" || p.keeps(e.Device) // a loss named by device, or Hub-wide
 	case halclient.EventNotification:
 		id, desc := noteDevice(*e.Notification)
 		if desc != nil && p.devs != nil {
