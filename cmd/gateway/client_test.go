@@ -46,11 +46,11 @@ func TestDevicesTable(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	want := []*regexp.Regexp{
-		regexp.MustCompile(`^ID\s+KIND\s+ACCESS\s+RISK\s+STATE\s+VALUE$`),
-		regexp.MustCompile(`^sim\.door\s+gpio\.input\s+r\s+low\s+ok\s+false$`),
-		regexp.MustCompile(`^sim\.heater\s+gpio\.output\s+rw\s+high\s+ok\s+false$`),
-		regexp.MustCompile(`^sim\.led\s+gpio\.output\s+rw\s+low\s+ok, no safe value\s+false$`), // hubtest's LED has none
-		regexp.MustCompile(`^sim\.temperature\s+sensor\s+r\s+low\s+ok\s+\{"temperature":20\.5\}$`),
+		regexp.MustCompile(`^ID\s+KIND\s+ACCESS\s+RISK\s+STATE\s+VALUE\s+LABEL$`),
+		regexp.MustCompile(`^sim\.door\s+gpio\.input\s+r\s+low\s+ok\s+false\s+-$`),
+		regexp.MustCompile(`^sim\.heater\s+gpio\.output\s+rw\s+high\s+ok\s+false\s+-$`),
+		regexp.MustCompile(`^sim\.led\s+gpio\.output\s+rw\s+low\s+ok, no safe value\s+false\s+-$`), // hubtest's LED has none
+		regexp.MustCompile(`^sim\.temperature\s+sensor\s+r\s+low\s+ok\s+\{"temperature":20\.5 Cel\}\s+-$`),
 	}
 	if len(lines) != len(want) {
 		t.Fatalf("devices printed\n%s", out)
@@ -305,21 +305,21 @@ func TestWatch(t *testing.T) {
 	tok := hub.Token("watcher", openhal.KindAgent, openhal.ScopeRead, "sim.*")
 	out, _, stop := startWatch(t, "--hub", url, "--token", tok)
 	boot := regexp.QuoteMeta(hub.Hub().BootID())
-	out.waitFor(t, `^connected to `+regexp.QuoteMeta(url)+`: openhal test \(run `+boot+`\) as agent watcher, scope read$`)
-	out.waitFor(t, `^4 devices$`)
-	out.waitFor(t, `^sim\.temperature = \{"temperature":20\.5\} \(seq 4, current\)$`)
+	out.waitFor(t, watchTS+`connected to `+regexp.QuoteMeta(url)+`: openhal test \(run `+boot+`\) as agent watcher, scope read$`)
+	out.waitFor(t, watchTS+`4 devices$`)
+	out.waitFor(t, watchTS+`sim\.temperature = \{"temperature":20\.5 Cel\} \(seq 4, current\)$`)
 	hub.Set("sim.led", true)
-	out.waitFor(t, `^sim\.led = true \(seq 5\)$`)
+	out.waitFor(t, watchTS+`sim\.led = true \(seq 5\)$`)
 	other.Value(1.0, hubtest.Time)
 	other.Value(2.0, hubtest.Time)
 	hub.Set("sim.led", false)
-	out.waitFor(t, `^missed 2 values$`)
-	out.waitFor(t, `^sim\.led = false \(seq 8\)$`)
+	out.waitFor(t, watchTS+`missed 2 values$`)
+	out.waitFor(t, watchTS+`sim\.led = false \(seq 8\)$`)
 	hub.SetState("sim.door", device.StateFault, "stuck")
-	out.waitFor(t, `^sim\.door: state fault \(stuck\)$`)
+	out.waitFor(t, watchTS+`sim\.door: state fault \(stuck\)$`)
 	hub.Restart()
-	out.waitFor(t, `^disconnected: .*; retrying in \d+ms$`)
-	out.waitFor(t, `^hub restarted \(new run `+regexp.QuoteMeta(hub.Hub().BootID())+`\); values read again$`)
+	out.waitFor(t, watchTS+`disconnected: .*; retrying in \d+ms$`)
+	out.waitFor(t, watchTS+`hub restarted \(new run `+regexp.QuoteMeta(hub.Hub().BootID())+`\); values read again$`)
 	if err := stop(); err != nil {
 		t.Errorf("watch ended with %v; want nil after an interrupt", err)
 	}
@@ -330,7 +330,7 @@ func TestWatchJSON(t *testing.T) {
 	hub := hubtest.New(t)
 	url := hub.Listen("tcp")
 	out, status, stop := startWatch(t, "--json", "--hub", url, "--token", hub.Admin)
-	status.waitFor(t, `^4 devices$`)
+	status.waitFor(t, watchTS+`4 devices$`)
 	out.waitFor(t, `"device":"sim.temperature"`) // the end of the resync
 	hub.Set("sim.led", true)
 	line := out.waitFor(t, `"seq":5`)

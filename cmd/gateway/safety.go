@@ -227,7 +227,7 @@ func confirmList(args []string, stdout, stderr io.Writer) error {
 	if *status != "" && !slices.Contains(confirmStatuses, *status) {
 		return fmt.Errorf("confirm list: --status %q is not one of %s", *status, strings.Join(confirmStatuses, ", "))
 	}
-	all, err := f.confirmationPages(*status)
+	all, stopped, err := f.confirmationPages(*status)
 	if err != nil {
 		return err
 	}
@@ -246,20 +246,28 @@ func confirmList(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("decode the confirmation list: %w", err)
 		}
 	}
+	printStopBanner(stdout, stopped)
 	return printConfirmations(stdout, cs)
 }
 
 // confirmationPages reads every page of hal/confirmations/list on one
 // connection, within --timeout in all, and returns the requests as the
-// hub sent them, by id.
-func (f *clientFlags) confirmationPages(status string) ([]json.RawMessage, error) {
+// hub sent them, by id, with the emergency stop in force when it
+// connected.
+func (f *clientFlags) confirmationPages(status string) ([]json.RawMessage, *openhal.StopInfo, error) {
 	ctx, stop := f.context(true)
 	defer stop()
 	c, err := f.dial(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.Close()
+	all, err := f.listConfirmations(ctx, c, status)
+	return all, c.Init().Stopped, err
+}
+
+// listConfirmations reads every page of hal/confirmations/list on c.
+func (f *clientFlags) listConfirmations(ctx context.Context, c *halclient.Conn, status string) ([]json.RawMessage, error) {
 	all := []json.RawMessage{}
 	p := openhal.ConfirmationsListParams{Status: status}
 	for {
