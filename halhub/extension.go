@@ -26,6 +26,11 @@ type Extension struct {
 	// client sent them (nil when absent): DecodeParams decodes them
 	// strictly.
 	Serve func(ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error)
+	// Unlimited refuses a token limited to some devices (FORBIDDEN
+	// device_limited), as hal/resume does: for a method whose answer or
+	// effect reaches past any one device's (every adapter's state, an
+	// adapter's restart).
+	Unlimited bool
 }
 
 // Caller is who sent an extension request: a method whose answer could
@@ -58,12 +63,15 @@ func addExtensions(methods map[string]method, exts map[string]Extension) {
 		if _, err := openhal.ParseScope(string(ext.Scope)); err != nil {
 			panic(fmt.Sprintf("halhub: extension %q: %v", name, err))
 		}
-		serve := ext.Serve
+		serve, unlimited := ext.Serve, ext.Unlimited
 		methods[name] = method{
 			scope:     ext.Scope,
 			extension: true,
 			serve: func(s *session, ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
 				p, entry := s.who()
+				if unlimited && len(entry.Devices) > 0 {
+					return nil, errForbidden("device_limited", "%s needs a token not limited to some devices; this one is limited to %s", name, strings.Join(entry.Devices, ", "))
+				}
 				ctx = context.WithValue(ctx, callerKey{}, Caller{Principal: p, Limited: len(entry.Devices) > 0})
 				return serve(ctx, params)
 			},
