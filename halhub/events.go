@@ -31,17 +31,19 @@ func (h *Hub) onEvent(e device.Event) {
 // onValue queues a hal/value on every connection that sees its device,
 // without the Hub-wide seq for a token limited to some devices.
 func (h *Hub) onValue(e device.Event) {
-	v := valueNotices{params: openhal.ValueResult{Device: e.Device, Value: e.Value, TS: e.TS, Seq: e.Seq, DevSeq: e.DevSeq}}
+	params := openhal.ValueResult{Device: e.Device, Value: e.Value, TS: e.TS, Seq: e.Seq, DevSeq: e.DevSeq}
+	view := func(entry token.Entry) any { return valueFor(entry, params) }
+	msgs := viewMessages{method: openhal.NotifyValue, view: view}
 	h.stats.events.Add(1)
 	h.eachAudience(e.Device, func(s *session, entry token.Entry) {
-		msg, err := v.encoded(entry)
+		msg, err := msgs.encoded(entry)
 		if err != nil {
 			h.log.Error("encode notification", "method", openhal.NotifyValue, "device", e.Device, "err", err)
 			return
 		}
 		s.notifyValue(e.Device, msg)
 	})
-	h.tellListenersViews(openhal.NotifyValue, e.Device, func(entry token.Entry) any { return valueFor(entry, v.params) })
+	h.tellListenersViews(openhal.NotifyValue, e.Device, view)
 }
 
 // eachAudience calls fn for every connection that may be sent a
@@ -89,20 +91,14 @@ func (h *Hub) broadcast(method, device string, params any) {
 // between a token that sees every device and one limited to some (view;
 // seqview.go), each of the two encoded once.
 func (h *Hub) broadcastViews(method, device string, view func(token.Entry) any) {
-	var msgs [2][]byte // [0]: every device, [1]: limited
+	msgs := viewMessages{method: method, view: view}
 	h.eachAudience(device, func(s *session, entry token.Entry) {
-		i := 0
-		if limitedView(entry) {
-			i = 1
+		msg, err := msgs.encoded(entry)
+		if err != nil {
+			h.log.Error("encode notification", "method", method, "err", err)
+			return
 		}
-		if msgs[i] == nil {
-			var err error
-			if msgs[i], err = jsonrpc.AppendNotification(nil, method, view(entry)); err != nil {
-				h.log.Error("encode notification", "method", method, "err", err)
-				return
-			}
-		}
-		s.notify(msgs[i])
+		s.notify(msg)
 	})
 	h.tellListenersViews(method, device, view)
 }

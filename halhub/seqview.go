@@ -46,26 +46,27 @@ func confirmationFor(e token.Entry, c openhal.Confirmation) openhal.Confirmation
 	return c
 }
 
-// valueNotices encodes one hal/value for each of the two views, the
-// limited one only when some audience needs it, so that a value is
-// still encoded once for all the tokens that see every device.
-type valueNotices struct {
-	params       openhal.ValueResult
-	full, narrow []byte
+// viewMessages is one notification encoded for each of the two views —
+// every device, or some — each only when an audience needs it, so that
+// the tokens that see every device still share one encoding.
+type viewMessages struct {
+	method string
+	view   func(token.Entry) any
+	msgs   [2][]byte // [0]: every device, [1]: limited
 }
 
-// encoded returns the message for entry, or nil when it cannot be
-// encoded.
-func (n *valueNotices) encoded(e token.Entry) ([]byte, error) {
-	msg := &n.full
+// encoded returns the message for a connection with entry.
+func (v *viewMessages) encoded(e token.Entry) ([]byte, error) {
+	i := 0
 	if limitedView(e) {
-		msg = &n.narrow
+		i = 1
 	}
-	if *msg == nil {
-		var err error
-		if *msg, err = jsonrpc.AppendNotification(nil, openhal.NotifyValue, valueFor(e, n.params)); err != nil {
+	if v.msgs[i] == nil {
+		msg, err := jsonrpc.AppendNotification(nil, v.method, v.view(e))
+		if err != nil {
 			return nil, err
 		}
+		v.msgs[i] = msg
 	}
-	return *msg, nil
+	return v.msgs[i], nil
 }
