@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,11 +25,7 @@ func TestBinaryWatchGapsOfLimitedToken(t *testing.T) {
 	dir := t.TempDir()
 	g := startGateway(t, dir)
 	tok := g.addToken(t, "temp-watch", "read", "--devices", "sim.temperature")
-	adminTok, err := os.ReadFile(filepath.Join(dir, "admin.token"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := dial(t, g.tcp, strings.TrimSpace(string(adminTok)))
+	admin, err := dial(t, g.tcp, readAdminToken(t, dir))
 	if err != nil {
 		t.Fatal(err)
 	}
