@@ -330,6 +330,7 @@ type rawValue struct {
 	Value        json.RawMessage         `json:"value"`
 	TS           time.Time               `json:"ts"`
 	Seq          uint64                  `json:"seq"`
+	DevSeq       uint64                  `json:"devSeq"`
 	Reply        json.RawMessage         `json:"reply"`
 	Confirmation *halclient.Confirmation `json:"confirmation"`
 }
@@ -359,7 +360,7 @@ func cmdRead(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("decode the value of %s: %w", id, err)
 	}
 	if *verbose {
-		_, err = fmt.Fprintf(stdout, "%s (ts %s, seq %d)\n", v.Value, v.TS.Format(openhal.TimeFormat), v.Seq)
+		_, err = fmt.Fprintf(stdout, "%s (ts %s, %s)\n", v.Value, v.TS.Format(openhal.TimeFormat), seqNote(v.Seq, v.DevSeq))
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", v.Value)
@@ -415,7 +416,7 @@ func printWrite(w io.Writer, id string, value json.RawMessage, r rawValue) error
 		_, err := fmt.Fprintf(w, "%s = %s: %s\n", id, value, r.Status)
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "%s = %s (seq %d)\n", id, r.Value, r.Seq); err != nil {
+	if _, err := fmt.Fprintf(w, "%s = %s (%s)\n", id, r.Value, seqNote(r.Seq, r.DevSeq)); err != nil {
 		return err
 	}
 	if len(r.Reply) > 0 && string(r.Reply) != "null" {
@@ -535,13 +536,16 @@ func (p *watchPrinter) line(e halclient.WatchEvent) string {
 		return fmt.Sprintf("%d devices", len(e.Devices))
 	case halclient.EventValue:
 		if e.Resync {
-			return fmt.Sprintf("%s = %s (seq %d, current)", e.Device, p.valueText(e.Device, e.Value.Value), e.Value.Seq)
+			return fmt.Sprintf("%s = %s (%s, current)", e.Device, p.valueText(e.Device, e.Value.Value), seqNote(e.Value.Seq, e.Value.DevSeq))
 		}
-		return fmt.Sprintf("%s = %s (seq %d)", e.Device, p.valueText(e.Device, e.Value.Value), e.Value.Seq)
+		return fmt.Sprintf("%s = %s (%s)", e.Device, p.valueText(e.Device, e.Value.Value), seqNote(e.Value.Seq, e.Value.DevSeq))
 	case halclient.EventReadFailed:
 		return fmt.Sprintf("%s: cannot read: %v", e.Device, e.Err)
 	case halclient.EventMissed:
 		s := fmt.Sprintf("missed %d %s", e.Missed, plural(e.Missed, "value", "values"))
+		if e.Device != "" {
+			s += " of " + e.Device
+		}
 		if e.Reconnected {
 			s += " while disconnected"
 		}

@@ -96,7 +96,7 @@ func TestRead(t *testing.T) {
 		{[]string{"sim.led"}, regexp.MustCompile(`^false\n$`)},
 		{[]string{"sim.temperature"}, regexp.MustCompile(`^\{"temperature":20\.5\}\n$`)},
 		{[]string{"sim.led", "-v"}, regexp.MustCompile(`^false \(ts 2026-01-02T03:04:05\.000000006Z, seq 1\)\n$`)},
-		{[]string{"--json", "sim.door"}, regexp.MustCompile(`^\{"device":"sim\.door","value":false,"ts":"2026-01-02T03:04:05\.000000006Z","seq":6\}\n$`)},
+		{[]string{"--json", "sim.door"}, regexp.MustCompile(`^\{"device":"sim\.door","value":false,"ts":"2026-01-02T03:04:05\.000000006Z","seq":6,"devSeq":2\}\n$`)},
 	} {
 		out, _, err := runClient(t, cmdRead, append(tc.args, "--hub", url, tok)...)
 		if err != nil || !tc.want.MatchString(out) {
@@ -243,6 +243,13 @@ type lines struct {
 
 func newLines() *lines { return &lines{changed: make(chan struct{})} }
 
+// String is everything written so far.
+func (l *lines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
 func (l *lines) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -300,21 +307,23 @@ func TestWatch(t *testing.T) {
 	hub := hubtest.New(t)
 	url := hub.Listen("ws")
 	// The token sees the bench (sim.*) but not lab.other, whose values
-	// move seq on unseen.
+	// are no loss of its own: it is told each device's devSeq, no seq.
 	other := hub.Add(otherDevice{})
 	tok := hub.Token("watcher", openhal.KindAgent, openhal.ScopeRead, "sim.*")
 	out, _, stop := startWatch(t, "--hub", url, "--token", tok)
 	boot := regexp.QuoteMeta(hub.Hub().BootID())
 	out.waitFor(t, watchTS+`connected to `+regexp.QuoteMeta(url)+`: openhal test \(run `+boot+`\) as agent watcher, scope read$`)
 	out.waitFor(t, watchTS+`4 devices$`)
-	out.waitFor(t, watchTS+`sim\.temperature = \{"temperature":20\.5 Cel\} \(seq 4, current\)$`)
+	out.waitFor(t, watchTS+`sim\.temperature = \{"temperature":20\.5 Cel\} \(devSeq 1, current\)$`)
 	hub.Set("sim.led", true)
-	out.waitFor(t, watchTS+`sim\.led = true \(seq 5\)$`)
+	out.waitFor(t, watchTS+`sim\.led = true \(devSeq 2\)$`)
 	other.Value(1.0, hubtest.Time)
 	other.Value(2.0, hubtest.Time)
 	hub.Set("sim.led", false)
-	out.waitFor(t, watchTS+`missed 2 values$`)
-	out.waitFor(t, watchTS+`sim\.led = false \(seq 8\)$`)
+	out.waitFor(t, watchTS+`sim\.led = false \(devSeq 3\)$`)
+	if text := out.String(); strings.Contains(text, "missed") {
+		t.Errorf("the watch reported values missed while only a hidden device changed:\n%s", text)
+	}
 	hub.SetState("sim.door", device.StateFault, "stuck")
 	out.waitFor(t, watchTS+`sim\.door: state fault \(stuck\)$`)
 	hub.Restart()

@@ -367,7 +367,7 @@ func confirmResolve(verb string, args []string, stdout, stderr io.Writer) error 
 func resolvedLine(cf openhal.Confirmation) string {
 	s := fmt.Sprintf("%s %s: %s = %s, requested by %s", cf.ID, cf.Status, cf.Device, formatValue(cf.Value), principalText(cf.RequestedBy))
 	if cf.Result != nil {
-		s += fmt.Sprintf(" (applied, seq %d)", cf.Result.Seq)
+		s += fmt.Sprintf(" (applied, %s)", seqNote(cf.Result.Seq, cf.Result.DevSeq))
 	}
 	if cf.ResolveReason != "" {
 		s += ": " + oneLine(cf.ResolveReason)
