@@ -116,6 +116,19 @@ type StopResult struct {
 	Stopped     bool          `json:"stopped"`
 	SafeApplied []string      `json:"safeApplied"`
 	Failed      []SafeFailure `json:"failed"`
+	DiskTrouble
+}
+
+// DiskTrouble says what of a stop the gateway could not write to its state
+// directory (gone, unwritable, full). The stop holds in memory all the
+// same: writes are refused and the safe values were driven.
+type DiskTrouble struct {
+	// LatchFailed is why the stop is not latched in the state directory;
+	// the gateway writes the latch as soon as the directory is usable.
+	LatchFailed string `json:"latchFailed,omitempty"`
+	// AuditFailed is why the stop (or one of its safe values) is not in
+	// the audit log.
+	AuditFailed string `json:"auditFailed,omitempty"`
 }
 
 // StoppedParams are the params of hal/stopped.
@@ -125,6 +138,7 @@ type StoppedParams struct {
 	TS          time.Time     `json:"ts"`
 	SafeApplied []string      `json:"safeApplied"`
 	Failed      []SafeFailure `json:"failed"`
+	DiskTrouble
 }
 
 // ResumeResult is the answer to hal/resume.

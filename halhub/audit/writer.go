@@ -18,6 +18,7 @@ import (
 type writer struct {
 	l      *Log
 	lockf  *os.File
+	lockfi os.FileInfo // lockf's, to tell whether it is still the file at its path
 	files  [numClasses]setFile
 	last   uint64 // the highest seq in the files of both sets
 	opened bool   // the first look (at Open) is done
@@ -351,6 +352,9 @@ func (w *writer) prune(set fileSet) {
 
 // lock takes the exclusive lock on audit.lock; unlock releases it.
 func (w *writer) lock() (unlock func(), err error) {
+	if err := w.sameLockFile(); err != nil {
+		return nil, err
+	}
 	if err := flock(w.lockf, unix.LOCK_EX); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", w.lockf.Name(), err)
 	}
@@ -369,4 +373,44 @@ func (w *writer) close() error {
 		}
 	}
 	return errors.Join(append(errs, w.lockf.Close())...)
+}
+
+// sameLockFile makes sure lockf is the file at its path. When the log's
+// directory was removed (with the state directory) and the state
+// directory made again, a lock on the old, unlinked file would no longer
+// exclude the CLI, which locks the new one: the directory is made again
+// and the lock file opened anew. The state directory itself is never
+// made here: while it is gone, the log fails (and says why), and it
+// carries on, with its seqs, once an operator has made it again.
+func (w *writer) sameLockFile() error {
+	path := filepath.Join(w.l.dir, lockName)
+	if w.lockfi == nil {
+		fi, err := w.lockf.Stat()
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", w.lockf.Name(), err)
+		}
+		w.lockfi = fi
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && os.SameFile(st, w.lockfi):
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("audit log: %w", err)
+	}
+	if err := os.Mkdir(w.l.dir, 0o700); err == nil {
+		w.l.log.Warn("audit log: its directory was removed; made it again", "dir", w.l.dir)
+		if err := atomicfile.SyncDir(filepath.Dir(filepath.Clean(w.l.dir))); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("audit log directory removed: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	w.lockf.Close()
+	w.lockf, w.lockfi = f, nil
+	return nil
 }
