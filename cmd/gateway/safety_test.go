@@ -439,7 +439,7 @@ func TestAuditCommandPages(t *testing.T) {
 // that cannot be recorded leaves no token behind.
 func TestTokenAudit(t *testing.T) {
 	dir := t.TempDir()
-	out, _, err := run(t, "add", "--state-dir", dir, "--name", "bot", "--kind", "agent", "--scope", "control_low", "--devices", "sim.*")
+	out, _, err := run(t, "add", "--init", "--state-dir", dir, "--name", "bot", "--kind", "agent", "--scope", "control_low", "--devices", "sim.*")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +489,7 @@ func TestTokenAudit(t *testing.T) {
 	// token is gone again.
 	bad := t.TempDir()
 	writeFile(t, filepath.Join(bad, "audit"), "not a directory\n")
-	out, _, err = run(t, "add", "--state-dir", bad, "--name", "ghost", "--kind", "agent", "--scope", "read")
+	out, _, err = run(t, "add", "--init", "--state-dir", bad, "--name", "ghost", "--kind", "agent", "--scope", "read")
 	if err == nil || out != "" || !strings.Contains(err.Error(), "the audit log could not record it") || !strings.Contains(err.Error(), "the token was removed again") {
 		t.Errorf("token add with a broken audit log printed %q, returned %v", out, err)
 	}

@@ -79,9 +79,14 @@ func parseArgs(fs *flag.FlagSet, args []string) (positional []string, err error)
 	}
 }
 
-func openStore(fs *flag.FlagSet, dir string) (*token.Store, error) {
+// openStore opens the token store of dir, once checkStateDir (with init
+// and hint) has found dir a state directory.
+func openStore(fs *flag.FlagSet, dir string, init bool, hint string) (*token.Store, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%s: no state directory: pass --state-dir", fs.Name())
+	}
+	if err := checkStateDir(dir, init, hint); err != nil {
+		return nil, err
 	}
 	if err := asStateOwner(dir); err != nil {
 		return nil, err
@@ -95,6 +100,7 @@ func tokenAdd(args []string, stdout, stderr io.Writer) error {
 	kind := fs.String("kind", "", "principal `kind`: agent, operator or service (required)")
 	scope := fs.String("scope", "", "`scope`: read, control_low, control_high or admin (required)")
 	devices := fs.String("devices", "", "comma-separated device ids and prefix.* `patterns` (default: every device)")
+	init := fs.Bool("init", false, "make the state directory when it is not one yet (before the gateway's first start)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -107,7 +113,7 @@ func tokenAdd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("token add: --%s is required", f.flag)
 		}
 	}
-	s, err := openStore(fs, *dir)
+	s, err := openStore(fs, *dir, *init, initHint)
 	if err != nil {
 		return err
 	}
@@ -154,6 +160,7 @@ func splitPatterns(s string) ([]string, error) {
 func tokenList(args []string, stdout, stderr io.Writer) error {
 	fs, dir := tokenFlags("list", "[--state-dir DIR] [--json]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
+	init := fs.Bool("init", false, "list a directory that is not a state directory yet (as empty)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -161,7 +168,7 @@ func tokenList(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		return fmt.Errorf("token list: unexpected argument %q", pos[0])
 	}
-	s, err := openStore(fs, *dir)
+	s, err := openStore(fs, *dir, *init, initHint)
 	if err != nil {
 		return err
 	}
@@ -195,7 +202,7 @@ func tokenRevoke(args []string, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("token revoke: want one token name, got %d arguments", len(pos))
 	}
-	s, err := openStore(fs, *dir)
+	s, err := openStore(fs, *dir, false, "")
 	if err != nil {
 		return err
 	}
