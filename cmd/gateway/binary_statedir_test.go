@@ -43,6 +43,10 @@ func TestBinaryOneGatewayPerStateDir(t *testing.T) {
 	if names := listTokens(t, dir); strings.Join(names, ",") != "admin" {
 		t.Errorf("tokens after the revoke: %v", names)
 	}
+	if out := gwOK(t, "adapter", "install", installFolder(t), "--state-dir", dir, "--hub", "tcp://127.0.0.1:1"); !strings.HasPrefix(out, "installed racy ") {
+		t.Errorf("adapter install beside the gateway: %q", out)
+	}
+	gwOK(t, "adapter", "remove", "racy", "--state-dir", dir, "--hub", "tcp://127.0.0.1:1")
 
 	g.kill(t)
 	again := startGateway(t, dir)
