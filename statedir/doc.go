@@ -17,5 +17,6 @@
 // When the directory is usable again it takes the lock again and calls
 // the gateway back, which writes its state (the stop latch) there again.
 //
-// It is Linux-only, as `gateway run` is.
+// It builds on every Unix; outside Linux (no inotify) the directory is
+// checked at each probe only. `gateway run` itself needs Linux.
 package statedir
