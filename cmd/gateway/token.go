@@ -79,14 +79,9 @@ func parseArgs(fs *flag.FlagSet, args []string) (positional []string, err error)
 	}
 }
 
-// openStore opens the token store of dir, once checkStateDir (with init
-// and hint) has found dir a state directory.
-func openStore(fs *flag.FlagSet, dir string, init bool, hint string) (*token.Store, error) {
+func openStore(fs *flag.FlagSet, dir string) (*token.Store, error) {
 	if dir == "" {
 		return nil, fmt.Errorf("%s: no state directory: pass --state-dir", fs.Name())
-	}
-	if err := checkStateDir(dir, init, hint); err != nil {
-		return nil, err
 	}
 	if err := asStateOwner(dir); err != nil {
 		return nil, err
@@ -113,8 +108,11 @@ func tokenAdd(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("token add: --%s is required", f.flag)
 		}
 	}
-	s, err := openStore(fs, *dir, *init, initHint)
+	s, err := openStore(fs, *dir)
 	if err != nil {
+		return err
+	}
+	if err := checkStateDir(*dir, *init, initHint); err != nil {
 		return err
 	}
 	patterns, err := splitPatterns(*devices)
@@ -168,8 +166,11 @@ func tokenList(args []string, stdout, stderr io.Writer) error {
 	if len(pos) > 0 {
 		return fmt.Errorf("token list: unexpected argument %q", pos[0])
 	}
-	s, err := openStore(fs, *dir, *init, initHint)
+	s, err := openStore(fs, *dir)
 	if err != nil {
+		return err
+	}
+	if err := checkStateDir(*dir, *init, initHint); err != nil {
 		return err
 	}
 	entries, err := s.List()
@@ -202,8 +203,11 @@ func tokenRevoke(args []string, stderr io.Writer) error {
 	if len(pos) != 1 {
 		return fmt.Errorf("token revoke: want one token name, got %d arguments", len(pos))
 	}
-	s, err := openStore(fs, *dir, false, "")
+	s, err := openStore(fs, *dir)
 	if err != nil {
+		return err
+	}
+	if err := checkStateDir(*dir, false, ""); err != nil {
 		return err
 	}
 	if err := s.Revoke(pos[0]); err != nil {

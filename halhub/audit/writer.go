@@ -40,7 +40,7 @@ func (w *writer) open() error {
 	for c := range w.files {
 		w.files[c].set = fileSets[c]
 	}
-	unlock, err := w.lock()
+	unlock, err := w.lockSame()
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ type batch struct {
 // as few writes as rotation allows. A request's lines in one set stay in
 // one file.
 func (w *writer) write(reqs []*request) error {
-	unlock, err := w.lock()
+	unlock, err := w.lockSame()
 	if err != nil {
 		return err
 	}
@@ -352,9 +352,6 @@ func (w *writer) prune(set fileSet) {
 
 // lock takes the exclusive lock on audit.lock; unlock releases it.
 func (w *writer) lock() (unlock func(), err error) {
-	if err := w.sameLockFile(); err != nil {
-		return nil, err
-	}
 	if err := flock(w.lockf, unix.LOCK_EX); err != nil {
 		return nil, fmt.Errorf("lock %s: %w", w.lockf.Name(), err)
 	}
@@ -373,6 +370,15 @@ func (w *writer) close() error {
 		}
 	}
 	return errors.Join(append(errs, w.lockf.Close())...)
+}
+
+// lockSame takes the lock on the lock file at its path (see
+// sameLockFile).
+func (w *writer) lockSame() (unlock func(), err error) {
+	if err := w.sameLockFile(); err != nil {
+		return nil, err
+	}
+	return w.lock()
 }
 
 // sameLockFile makes sure lockf is the file at its path. When the log's
