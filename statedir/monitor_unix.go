@@ -85,7 +85,7 @@ func (m *Monitor) run(r *checkRun) {
 	err := m.check(was != nil)
 	switch {
 	case err != nil && (was == nil || was.Error() != err.Error()):
-		m.opt.Log.Error("state directory unusable: the stop still engages, in memory; its latch and audit entry are written once the directory is back",
+		m.opt.Log.Error("state directory unusable: a stop still engages, in memory, and is latched again once the directory is back; audit entries are lost until then",
 			"dir", m.lock.Dir(), "err", err)
 	case err == nil && was != nil:
 		m.opt.Log.Info("state directory usable again", "dir", m.lock.Dir())
