@@ -125,6 +125,19 @@ type StopResult struct {
 	SafeApplied []string      `json:"safeApplied"`
 	Failed      []SafeFailure `json:"failed"`
 	LeftAsIs    []LeftAsIs    `json:"leftAsIs"`
+	DiskTrouble
+}
+
+// DiskTrouble says what of a stop the gateway could not write to its state
+// directory (gone, unwritable, full). The stop holds in memory all the
+// same: writes are refused and the safe values were driven.
+type DiskTrouble struct {
+	// LatchFailed is why the stop is not latched in the state directory;
+	// the gateway writes the latch as soon as the directory is usable.
+	LatchFailed string `json:"latchFailed,omitempty"`
+	// AuditFailed is why the stop (or one of its safe values) is not in
+	// the audit log.
+	AuditFailed string `json:"auditFailed,omitempty"`
 }
 
 // StoppedParams are the params of hal/stopped.
@@ -135,6 +148,7 @@ type StoppedParams struct {
 	SafeApplied []string      `json:"safeApplied"`
 	Failed      []SafeFailure `json:"failed"`
 	LeftAsIs    []LeftAsIs    `json:"leftAsIs"`
+	DiskTrouble
 }
 
 // ResumeResult is the answer to hal/resume.

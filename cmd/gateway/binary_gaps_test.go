@@ -153,9 +153,9 @@ func parallel(t *testing.T, workers, n int, call func(ctx context.Context, i int
 }
 
 var (
-	tempLine    = regexp.MustCompile(watchTS+`sim\.temperature = .* \(devSeq (\d+)\)$`)
-	missedLine  = regexp.MustCompile(watchTS+`missed (\d+) values? of sim\.temperature$`)
-	droppedLine = regexp.MustCompile(watchTS+`dropped (\d+) notifications?: this watch fell behind$`)
+	tempLine    = regexp.MustCompile(watchTS + `sim\.temperature = .* \(devSeq (\d+)\)$`)
+	missedLine  = regexp.MustCompile(watchTS + `missed (\d+) values? of sim\.temperature$`)
+	droppedLine = regexp.MustCompile(watchTS + `dropped (\d+) notifications?: this watch fell behind$`)
 )
 
 // countSince counts, in the watch's output from line from to line end,

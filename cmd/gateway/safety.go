@@ -68,7 +68,7 @@ func cmdStop(args []string, stdout, stderr io.Writer) error {
 	} else {
 		printStop(stdout, res)
 	}
-	return stopFailures(res)
+	return stopOutcome(res)
 }
 
 // latchFailedResult finds the stop's result in a latch_failed error.

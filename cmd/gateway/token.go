@@ -95,6 +95,7 @@ func tokenAdd(args []string, stdout, stderr io.Writer) error {
 	kind := fs.String("kind", "", "principal `kind`: agent, operator or service (required)")
 	scope := fs.String("scope", "", "`scope`: read, control_low, control_high or admin (required)")
 	devices := fs.String("devices", "", "comma-separated device ids and prefix.* `patterns` (default: every device)")
+	init := fs.Bool("init", false, "make the state directory when it is not one yet (before the gateway's first start)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -109,6 +110,9 @@ func tokenAdd(args []string, stdout, stderr io.Writer) error {
 	}
 	s, err := openStore(fs, *dir)
 	if err != nil {
+		return err
+	}
+	if err := checkStateDir(*dir, *init, initHint); err != nil {
 		return err
 	}
 	patterns, err := splitPatterns(*devices)
@@ -154,6 +158,7 @@ func splitPatterns(s string) ([]string, error) {
 func tokenList(args []string, stdout, stderr io.Writer) error {
 	fs, dir := tokenFlags("list", "[--state-dir DIR] [--json]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
+	init := fs.Bool("init", false, "list a directory that is not a state directory yet (as empty)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -163,6 +168,9 @@ func tokenList(args []string, stdout, stderr io.Writer) error {
 	}
 	s, err := openStore(fs, *dir)
 	if err != nil {
+		return err
+	}
+	if err := checkStateDir(*dir, *init, initHint); err != nil {
 		return err
 	}
 	entries, err := s.List()
@@ -197,6 +205,9 @@ func tokenRevoke(args []string, stderr io.Writer) error {
 	}
 	s, err := openStore(fs, *dir)
 	if err != nil {
+		return err
+	}
+	if err := checkStateDir(*dir, false, ""); err != nil {
 		return err
 	}
 	if err := s.Revoke(pos[0]); err != nil {

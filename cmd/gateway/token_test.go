@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ var tokenLine = regexp.MustCompile(`^gw_[A-Za-z0-9_-]{43}\n$`)
 
 func TestTokenAddListRevoke(t *testing.T) {
 	dir := t.TempDir()
-	out, errOut, err := run(t, "add", "--state-dir", dir, "--name", "bot", "--kind", "agent", "--scope", "control_low", "--devices", "sim.*, relay")
+	out, errOut, err := run(t, "add", "--init", "--state-dir", dir, "--name", "bot", "--kind", "agent", "--scope", "control_low", "--devices", "sim.*, relay")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,9 +93,21 @@ func TestTokenAddListRevoke(t *testing.T) {
 	}
 }
 
+// A new directory is listed, with --init, as empty; a state directory
+// whose every token was revoked too.
 func TestTokenListEmpty(t *testing.T) {
 	dir := t.TempDir()
-	out, _, err := run(t, "list", "--state-dir", dir, "--json")
+	out, _, err := run(t, "list", "--init", "--state-dir", dir, "--json")
+	if err != nil || strings.TrimSpace(out) != "[]" {
+		t.Errorf("list --init --json of a new directory = %q, %v; want []", out, err)
+	}
+	if _, _, err := run(t, "add", "--init", "--state-dir", dir, "--name", "a", "--kind", "agent", "--scope", "read"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "revoke", "a", "--state-dir", dir); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, "list", "--state-dir", dir, "--json")
 	if err != nil || strings.TrimSpace(out) != "[]" {
 		t.Errorf("list --json of no tokens = %q, %v; want []", out, err)
 	}
@@ -102,6 +115,7 @@ func TestTokenListEmpty(t *testing.T) {
 
 func TestTokenErrors(t *testing.T) {
 	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, token.FileName), `{"tokens":[]}`+"\n")
 	add := []string{"add", "--state-dir", dir}
 	tests := []struct {
 		args []string
