@@ -49,15 +49,11 @@ type clientFlags struct {
 }
 
 // newClientFlags returns a command's FlagSet with the common flags, and
-// --timeout for a command that ends by itself (not watch).
-func newClientFlags(name, synopsis string, timed bool, stderr io.Writer) (*flag.FlagSet, *clientFlags) {
+// --timeout for a command that ends by itself (not watch). The FlagSet
+// prints nothing itself (usage.go).
+func newClientFlags(name, synopsis string, timed bool, _ io.Writer) (*flag.FlagSet, *clientFlags) {
 	f := &clientFlags{}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: gateway %s %s\n", name, synopsis)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(name, synopsis)
 	hub := defaultHub
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
 		hub = h
@@ -95,11 +91,8 @@ func parseClientArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			}
 		}
 	}
-	if err := fs.Parse(flags); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, errUsage // the flag package has said what was wrong
+	if err := parseFlags(fs, flags); err != nil {
+		return nil, err
 	}
 	return pos, nil
 }
@@ -122,15 +115,6 @@ func takesValue(fs *flag.FlagSet, arg string) bool {
 	}
 	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
 	return !ok || !b.IsBoolFlag()
-}
-
-// wantArgs checks the number of positional arguments.
-func wantArgs(fs *flag.FlagSet, pos []string, n int) error {
-	if len(pos) != n {
-		fs.Usage()
-		return errUsage
-	}
-	return nil
 }
 
 // resolveToken finds the token: --token, $GATEWAY_TOKEN, or admin.token in
@@ -332,7 +316,7 @@ func cmdRead(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 1); err != nil {
+	if err := wantArgs(fs, pos, 1, "device id"); err != nil {
 		return err
 	}
 	id := pos[0]
@@ -374,7 +358,7 @@ func cmdWrite(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 2); err != nil {
+	if err := wantArgs(fs, pos, 2, "device id", "value"); err != nil {
 		return err
 	}
 	id, value := pos[0], parseValue(pos[1])

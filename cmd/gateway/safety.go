@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -192,23 +191,15 @@ var confirmStatuses = []string{
 
 // cmdConfirm runs `gateway confirm list|approve|reject|cancel`.
 func cmdConfirm(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: gateway confirm list|approve ID|reject ID|cancel ID [flags]")
-		return errUsage
+	resolve := func(verb string) func([]string, io.Writer, io.Writer) error {
+		return func(args []string, stdout, stderr io.Writer) error { return confirmResolve(verb, args, stdout, stderr) }
 	}
-	var err error
-	switch args[0] {
-	case "list":
-		err = confirmList(args[1:], stdout, stderr)
-	case "approve", "reject", "cancel":
-		err = confirmResolve(args[0], args[1:], stdout, stderr)
-	default:
-		return fmt.Errorf("confirm: unknown subcommand %q (want list, approve, reject or cancel)", args[0])
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return nil // the usage went to stderr
-	}
-	return err
+	return runGroup("confirm", []subcommand{
+		{"list", "the confirmation requests, a table", confirmList},
+		{"approve", "apply a request's write (admin)", resolve("approve")},
+		{"reject", "refuse a request (admin)", resolve("reject")},
+		{"cancel", "withdraw a request (its creator)", resolve("cancel")},
+	}, args, stdout, stderr)
 }
 
 // confirmList prints the Confirmation Requests: a table, or the hub's
@@ -224,7 +215,7 @@ func confirmList(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *status != "" && !slices.Contains(confirmStatuses, *status) {
-		return fmt.Errorf("confirm list: --status %q is not one of %s", *status, strings.Join(confirmStatuses, ", "))
+		return usagef(fs, "--status %q is not one of %s", *status, strings.Join(confirmStatuses, ", "))
 	}
 	all, err := f.confirmationPages(*status)
 	if err != nil {
@@ -318,7 +309,7 @@ func confirmResolve(verb string, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 1); err != nil {
+	if err := wantArgs(fs, pos, 1, "confirmation id"); err != nil {
 		return err
 	}
 	id := pos[0]
@@ -397,7 +388,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *limit < 0 {
-		return fmt.Errorf("audit: --limit %d: want a positive number", *limit)
+		return usagef(fs, "--limit %d: want a positive number", *limit)
 	}
 	dctx, cancel := context.WithTimeout(ctx, f.timeout)
 	c, err := f.dial(dctx)
