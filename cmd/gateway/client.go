@@ -164,6 +164,7 @@ func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
 	if err == nil {
 		return c, nil
 	}
+	err = f.worded(err)
 	var he *halclient.HubError
 	switch {
 	case errors.As(err, &he) && he.Reason() == "token_missing":
@@ -172,6 +173,19 @@ func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
 		return nil, fmt.Errorf("%w (the token from %s)", err, from)
 	}
 	return nil, f.explain(err)
+}
+
+// worded makes a hub's error answer in err read as a sentence alone,
+// without the code's name and reason that repeat it ("confirmation c-3 is
+// already approved", not "... (CONFIRMATION_CLOSED): confirmation_closed"),
+// unless --json asked for the machine words too. It must run before err
+// is wrapped: fmt.Errorf fixes the text.
+func (f *clientFlags) worded(err error) error {
+	var he *halclient.HubError
+	if errors.As(err, &he) {
+		he.Plain = !f.json
+	}
+	return err
 }
 
 // explain rewords a timeout: the context's own words name neither the hub
@@ -198,7 +212,7 @@ func (f *clientFlags) context(timed bool) (context.Context, context.CancelFunc) 
 func (f *clientFlags) call(ctx context.Context, c *halclient.Conn, method string, params any, dev string) (json.RawMessage, error) {
 	var raw json.RawMessage
 	if err := c.Call(ctx, method, params, &raw); err != nil {
-		return nil, f.explain(halclient.Describe(err, method, dev))
+		return nil, f.explain(f.worded(halclient.Describe(err, method, dev)))
 	}
 	return raw, nil
 }
@@ -425,7 +439,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.json {
 		p.status = stderr
 	}
-	err = halclient.Watch(ctx, f.hub, opt, p.event)
+	err = f.worded(halclient.Watch(ctx, f.hub, opt, p.event))
 	var he *halclient.HubError
 	switch {
 	case ctx.Err() != nil:

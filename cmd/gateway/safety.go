@@ -104,7 +104,7 @@ func printStop(w io.Writer, res openhal.StopResult) {
 		fmt.Fprintf(w, "safe: %s\n", id)
 	}
 	for _, fl := range res.Failed {
-		fmt.Fprintf(w, "FAILED: %s: %s\n", fl.Device, errorText(fl.Error, fl.Device))
+		fmt.Fprintf(w, "FAILED: %s: %s\n", fl.Device, errorText(fl.Error, fl.Device, false))
 	}
 	if len(res.SafeApplied) == 0 && len(res.Failed) == 0 {
 		fmt.Fprintln(w, "no device has a safe value to drive")
@@ -126,24 +126,28 @@ func stopFailures(res openhal.StopResult) error {
 }
 
 // errorText is an error carried in a result (a stop's failure, a failed
-// approval) in full: its message, code name, reason, and the data fields
-// that the message does not already say.
-func errorText(eo openhal.ErrorObject, dev string) string {
+// approval) for a person: its message and the data fields that the
+// message does not already say. tagged adds the code's name and the
+// reason, which the message says in words (for --json).
+func errorText(eo openhal.ErrorObject, dev string, tagged bool) string {
 	msg := eo.Message
 	if dev != "" && !strings.Contains(msg, dev) {
 		msg = dev + ": " + msg
 	}
-	name := openhal.CodeName(eo.Code)
-	if name == "" {
-		name = "error " + strconv.FormatInt(eo.Code, 10)
-	}
-	s := msg + " (" + name + ")"
+	s := msg
 	var d map[string]any
 	if len(eo.Data) > 0 && json.Unmarshal(eo.Data, &d) != nil {
 		return s + " " + string(eo.Data)
 	}
-	if r, ok := d["reason"].(string); ok && r != "" {
-		s += ": " + r
+	if tagged {
+		name := openhal.CodeName(eo.Code)
+		if name == "" {
+			name = "error " + strconv.FormatInt(eo.Code, 10)
+		}
+		s += " (" + name + ")"
+		if r, ok := d["reason"].(string); ok && r != "" {
+			s += ": " + r
+		}
 	}
 	var extra []string
 	for k, v := range d {
@@ -334,7 +338,7 @@ func confirmResolve(verb string, args []string, stdout, stderr io.Writer) error 
 	if cf.Status == openhal.ConfirmFailed {
 		msg := "the write was refused"
 		if cf.Error != nil {
-			msg = errorText(*cf.Error, "") // the sentence names the device
+			msg = errorText(*cf.Error, "", f.json) // the sentence names the device
 		}
 		return fmt.Errorf("confirmation %s failed: approved, but the write of %s = %s then failed: %s", cf.ID, cf.Device, formatValue(cf.Value), msg)
 	}
@@ -515,13 +519,11 @@ func auditLine(e audit.Entry) string {
 		more = append(more, "reason="+strconv.Quote(e.Reason))
 	}
 	if e.Error != nil {
-		name := openhal.CodeName(e.Error.Code)
-		if name == "" {
-			name = strconv.FormatInt(e.Error.Code, 10)
-		}
-		msg := e.Error.Message + " (" + name + ")"
-		if e.Error.Reason != "" {
-			msg += ": " + e.Error.Reason
+		// The message says in words what the code and reason say; an
+		// error recorded without one gets them instead.
+		msg := e.Error.Message
+		if msg == "" {
+			msg = strings.TrimSpace(openhal.CodeName(e.Error.Code) + " " + e.Error.Reason)
 		}
 		more = append(more, "error="+strconv.Quote(msg))
 	}
