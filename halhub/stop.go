@@ -100,6 +100,7 @@ func (h *Hub) Stop(p openhal.Principal, reason string) (openhal.StopResult, erro
 	now := h.clk.Now().UTC()
 	rec := latchRecord{Stopped: true, Principal: p, Reason: reason, TS: now}
 	h.stop.mu.Lock()
+	already := h.stop.engaged
 	h.stop.engaged, h.stop.latch = true, rec
 	h.stop.mu.Unlock()
 	// Engaged in memory before the disk: from here on, writes are refused
@@ -115,7 +116,7 @@ func (h *Hub) Stop(p openhal.Principal, reason string) (openhal.StopResult, erro
 		return openhal.StoppedParams{Principal: p, Reason: reason, TS: now, SafeApplied: a, Failed: f}
 	})
 	h.log.Warn("emergency stop", "principal", p.Name, "reason", reason, "safe_applied", len(applied), "failed", len(failed))
-	return openhal.StopResult{Stopped: true, SafeApplied: applied, Failed: failed}, latchErr
+	return openhal.StopResult{Stopped: true, AlreadyStopped: already, SafeApplied: applied, Failed: failed}, latchErr
 }
 
 // Resume lifts the stop, unless a stop button is still held down.
@@ -137,7 +138,7 @@ func (h *Hub) Resume(p openhal.Principal) (openhal.ResumeResult, *jsonrpc.Error)
 	h.stop.engaged, h.stop.latch = false, latchRecord{}
 	h.stop.mu.Unlock()
 	if !was {
-		return openhal.ResumeResult{Stopped: false}, nil
+		return openhal.ResumeResult{Stopped: false, WasStopped: false}, nil
 	}
 	if err := h.saveLatch(latchRecord{}); err != nil {
 		// The stop stays latched on disk: a restart would be stopped,
@@ -146,7 +147,7 @@ func (h *Hub) Resume(p openhal.Principal) (openhal.ResumeResult, *jsonrpc.Error)
 	}
 	h.broadcast(openhal.NotifyResumed, "", openhal.ResumedParams{Principal: p, TS: h.clk.Now().UTC()})
 	h.log.Info("resumed", "principal", p.Name)
-	return openhal.ResumeResult{Stopped: false}, nil
+	return openhal.ResumeResult{Stopped: false, WasStopped: true}, nil
 }
 
 // SetStopButton is the hook of a GPIO input configured as a stop button:

@@ -356,14 +356,14 @@ func TestBinaryValidTokenAfterFailures(t *testing.T) {
 	g := startGateway(t, dir, "--unix", filepath.Join(dir, "hal.sock"))
 	for _, hub := range []string{g.tcp, g.unix} {
 		for i := range 7 {
-			want := "token_unknown"
+			want := "unknown or revoked token"
 			if i >= 5 {
-				want = "rate_limited"
+				want = "too many failed attempts"
 			}
 			wantOneLineError(t, gw(t, "devices", "--hub", hub, "--token", "gw_wrong"), want)
 		}
 	}
-	wantOneLineError(t, gw(t, "devices", "--hub", g.ws, "--token", "gw_wrong"), "rate_limited")
+	wantOneLineError(t, gw(t, "devices", "--hub", g.ws, "--token", "gw_wrong"), "too many failed attempts")
 	for _, hub := range []string{g.tcp, g.ws, g.unix} {
 		start := time.Now()
 		out := gwOK(t, "stop", "--hub", hub, "--state-dir", dir, "--reason", "after the bad tokens")

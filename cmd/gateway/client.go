@@ -496,7 +496,7 @@ func (p *watchPrinter) line(e halclient.WatchEvent) string {
 	case halclient.EventRestarted:
 		return fmt.Sprintf("hub restarted (new run %s); values read again", e.Init.BootID)
 	case halclient.EventDevices:
-		return fmt.Sprintf("%d devices", len(e.Devices))
+		return fmt.Sprintf("%d %s", len(e.Devices), plural(uint64(len(e.Devices)), "device", "devices"))
 	case halclient.EventValue:
 		if e.Resync {
 			return fmt.Sprintf("%s = %s (seq %d, current)", e.Device, formatValue(e.Value.Value), e.Value.Seq)
@@ -563,6 +563,9 @@ func notificationLine(n halclient.Notification) string {
 	case n.Method == openhal.NotifyBlocked:
 		return fmt.Sprintf("blocked: %s = %s from %s by rule %s: %s", id, p.Value, who, p.Rule, p.Reason)
 	case n.Method == openhal.NotifyStopped:
+		if p.Reason == "" {
+			return "EMERGENCY STOP by " + who
+		}
 		return fmt.Sprintf("EMERGENCY STOP by %s: %s", who, p.Reason)
 	case n.Method == openhal.NotifyResumed:
 		return fmt.Sprintf("resumed by %s", who)

@@ -96,10 +96,15 @@ func printStopOutput(w io.Writer, asJSON bool, raw json.RawMessage) {
 	}
 }
 
-// printStop says that the stop is engaged, then one line per device: its
-// safe value applied, or the error that kept it from it.
+// printStop says that the stop is engaged (or was already, and the safe
+// values were driven again), then one line per device: its safe value
+// applied, or the error that kept it from it.
 func printStop(w io.Writer, res openhal.StopResult) {
-	fmt.Fprintln(w, "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`")
+	if res.AlreadyStopped {
+		fmt.Fprintln(w, "emergency stop was already engaged: safe values driven again; only safe values may be written until an admin runs `gateway resume`")
+	} else {
+		fmt.Fprintln(w, "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`")
+	}
 	for _, id := range res.SafeApplied {
 		fmt.Fprintf(w, "safe: %s\n", id)
 	}
@@ -182,7 +187,17 @@ func cmdResume(args []string, stdout, stderr io.Writer) error {
 	if f.json {
 		return printJSON(stdout, raw)
 	}
-	_, err = fmt.Fprintln(stdout, "resumed: the emergency stop is off and writes are accepted again")
+	var res struct {
+		WasStopped *bool `json:"wasStopped"` // absent from a Hub before it
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("decode the answer to the resume: %w", err)
+	}
+	msg := "resumed: the emergency stop is off and writes are accepted again"
+	if res.WasStopped != nil && !*res.WasStopped {
+		msg = "not stopped: the emergency stop was not engaged, nothing changed"
+	}
+	_, err = fmt.Fprintln(stdout, msg)
 	return err
 }
 

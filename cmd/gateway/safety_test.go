@@ -66,8 +66,14 @@ func TestStopCommand(t *testing.T) {
 	out, _, err = runClient(t, cmdStop, append(agent, "--json")...)
 	var res openhal.StopResult
 	if jerr := json.Unmarshal([]byte(out), &res); jerr != nil || strings.Count(out, "\n") != 1 || !res.Stopped ||
-		len(res.Failed) != 1 || res.Failed[0].Device != "sim.relay" || err == nil {
+		len(res.Failed) != 1 || res.Failed[0].Device != "sim.relay" || err == nil || !res.AlreadyStopped {
 		t.Errorf("stop --json printed %q (%v), returned %v", out, jerr, err)
+	}
+	// A second stop says so, and that the safe values went out again.
+	out, _, _ = runClient(t, cmdStop, agent...)
+	if first, _, _ := strings.Cut(out, "\n"); first != "emergency stop was already engaged: safe values driven again; only safe values may be written until an admin runs `gateway resume`" ||
+		!strings.Contains(out, "\nsafe: sim.heater\n") {
+		t.Errorf("a second stop printed %q", out)
 	}
 
 	_, _, err = runClient(t, cmdResume, agent...)
@@ -77,6 +83,15 @@ func TestStopCommand(t *testing.T) {
 	out, _, err = runClient(t, cmdResume, admin...)
 	if err != nil || out != "resumed: the emergency stop is off and writes are accepted again\n" || hub.Hub().Stopped() {
 		t.Errorf("resume printed %q, %v (stopped: %v)", out, err, hub.Hub().Stopped())
+	}
+	// A resume when not stopped says that nothing changed.
+	out, _, err = runClient(t, cmdResume, admin...)
+	if err != nil || out != "not stopped: the emergency stop was not engaged, nothing changed\n" {
+		t.Errorf("a second resume printed %q, %v", out, err)
+	}
+	out, _, err = runClient(t, cmdResume, append(admin, "--json")...)
+	if err != nil || out != `{"stopped":false,"wasStopped":false}`+"\n" {
+		t.Errorf("a second resume --json printed %q, %v", out, err)
 	}
 	if _, _, err := runClient(t, cmdStop, append(agent, "extra")...); !errors.Is(err, errUsage) {
 		t.Errorf("stop with an argument: %v, want a usage error", err)
