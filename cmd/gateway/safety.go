@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"maps"
@@ -32,6 +33,7 @@ import (
 //	gateway confirm reject ID [--reason T] refuse it (admin)
 //	gateway confirm cancel ID              withdraw it (its creator)
 //	gateway audit [--since SEQ] [--limit N] [--follow]
+//	                                       --limit alone: the newest N; with --since: the N after SEQ
 //	                                       the audit log, one line per entry; --json prints entries as stored
 //
 // A stop that leaves a device short of its safe value, and an approval
@@ -396,8 +398,8 @@ func cmdAudit(args []string, stdout, stderr io.Writer) error {
 // runAudit is cmdAudit until ctx ends.
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("audit", "[--since SEQ] [--limit N] [--follow] [flags]", true, stderr)
-	since := fs.Uint64("since", 0, "print the entries after this `seq`")
-	limit := fs.Int("limit", 0, "print at most `N` entries (default: all)")
+	since := fs.Uint64("since", 0, "print the entries after this `seq`, oldest first")
+	limit := fs.Int("limit", 0, "print `N` entries: the newest N, or with --since the first N after it (default: all)")
 	follow := fs.Bool("follow", false, "then print new entries as they are written, until interrupted")
 	pos, err := parseClientArgs(fs, args)
 	if err != nil {
@@ -416,7 +418,12 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer c.Close()
-	r := auditReader{f: f, c: c, since: *since, left: *limit, limited: *limit > 0, out: stdout}
+	r := auditReader{f: f, c: c, since: *since, out: stdout}
+	if flagSet(fs, "since") {
+		r.left, r.limited = *limit, *limit > 0
+	} else {
+		r.tail = *limit
+	}
 	err = r.run(ctx, *follow)
 	if r.skipped > 0 {
 		fmt.Fprintf(stderr, "gateway: the hub skipped %d unreadable audit %s\n", r.skipped, plural(uint64(r.skipped), "line", "lines"))
@@ -432,8 +439,10 @@ type auditReader struct {
 	f       *clientFlags
 	c       *halclient.Conn
 	since   uint64 // where the next page starts: the last seq printed, or the Hub's next
-	left    int    // entries still to print, with --limit
-	limited bool   // --limit was given
+	left    int    // entries still to print, with --since and --limit
+	limited bool   // --since and --limit were given
+	tail    int    // --limit without --since: keep the newest tail entries until the log's end
+	kept    []auditItem
 	out     io.Writer
 	skipped int // the most unreadable lines one answer reported
 }
@@ -449,7 +458,9 @@ func (r *auditReader) run(ctx context.Context, follow bool) error {
 			return nil
 		case full:
 			continue // more may be waiting
-		case !follow:
+		}
+		r.flushTail()
+		if !follow {
 			return nil
 		}
 		select {
@@ -492,11 +503,7 @@ func (r *auditReader) page(ctx context.Context) (full bool, err error) {
 			return false, fmt.Errorf("the hub sent audit entry %d after %d", e.Seq, r.since)
 		}
 		r.since = e.Seq
-		if r.f.json {
-			fmt.Fprintf(r.out, "%s\n", raw)
-		} else {
-			fmt.Fprintln(r.out, auditLine(e))
-		}
+		r.take(auditItem{raw, e})
 	}
 	if r.limited {
 		r.left -= len(res.Entries)
@@ -509,6 +516,50 @@ func (r *auditReader) page(ctx context.Context) (full bool, err error) {
 	}
 	r.since = *res.Next // past entries this token may not see
 	return true, nil
+}
+
+// auditItem is one entry, as the Hub sent it and decoded.
+type auditItem struct {
+	raw json.RawMessage
+	e   audit.Entry
+}
+
+// take prints an entry, or keeps it while the newest are being sought
+// (--limit without --since): the log is read to its end, keeping the
+// last tail entries.
+func (r *auditReader) take(it auditItem) {
+	if r.tail == 0 {
+		r.print(it)
+		return
+	}
+	r.kept = append(r.kept, it)
+	if len(r.kept) > r.tail {
+		r.kept = r.kept[1:]
+	}
+}
+
+// flushTail prints the newest entries kept, once the log's end is
+// reached; from then on entries are printed as they come (--follow).
+func (r *auditReader) flushTail() {
+	for _, it := range r.kept {
+		r.print(it)
+	}
+	r.kept, r.tail = nil, 0
+}
+
+func (r *auditReader) print(it auditItem) {
+	if r.f.json {
+		fmt.Fprintf(r.out, "%s\n", it.raw)
+	} else {
+		fmt.Fprintln(r.out, auditLine(it.e))
+	}
+}
+
+// flagSet reports whether the command line gave the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // auditLine is one entry for a person: seq, ts, principal, action,

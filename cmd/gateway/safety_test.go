@@ -404,8 +404,9 @@ func TestAuditFollow(t *testing.T) {
 }
 
 // TestAuditCommandPages: the Hub pages by bytes, so its pages hold fewer
-// entries than asked for; --limit N still prints N, and --follow prints
-// every entry, across pages, then the new ones.
+// entries than asked for; --limit N still prints N (the newest N, or with
+// --since the first N after it), and --follow prints every entry, across
+// pages, then the new ones.
 func TestAuditCommandPages(t *testing.T) {
 	noEnv(t)
 	hub, log := newAuditHub(t)
@@ -420,16 +421,26 @@ func TestAuditCommandPages(t *testing.T) {
 	if _, err := log.Append(context.Background(), entries...); err != nil {
 		t.Fatal(err)
 	}
-	for _, limit := range []int{650, n} {
-		out, errOut, err := runClient(t, cmdAudit, append([]string{"--json", "--limit", fmt.Sprint(limit)}, admin...)...)
+	for _, tc := range []struct {
+		args  []string
+		limit int
+		first uint64 // the first seq printed
+	}{
+		{[]string{"--limit", "650"}, 650, n - 650 + 1}, // the newest
+		{[]string{"--limit", fmt.Sprint(n)}, n, 1},
+		{[]string{"--limit", "3"}, 3, n - 2},
+		{[]string{"--since", "0", "--limit", "650"}, 650, 1}, // the oldest after 0
+		{[]string{"--since", "10", "--limit", "3"}, 3, 11},
+	} {
+		out, errOut, err := runClient(t, cmdAudit, append(append([]string{"--json"}, tc.args...), admin...)...)
 		lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-		if err != nil || errOut != "" || len(lines) != limit {
-			t.Fatalf("audit --limit %d: %d lines, stderr %q, %v", limit, len(lines), errOut, err)
+		if err != nil || errOut != "" || len(lines) != tc.limit {
+			t.Fatalf("audit %q: %d lines, stderr %q, %v", tc.args, len(lines), errOut, err)
 		}
 		for i, line := range lines {
 			var e audit.Entry
-			if err := json.Unmarshal([]byte(line), &e); err != nil || e.Seq != uint64(i+1) {
-				t.Fatalf("line %d: %.60q (%v)", i+1, line, err)
+			if err := json.Unmarshal([]byte(line), &e); err != nil || e.Seq != tc.first+uint64(i) {
+				t.Fatalf("audit %q: line %d: %.60q (%v), want seq %d", tc.args, i+1, line, err, tc.first+uint64(i))
 			}
 		}
 	}
@@ -450,6 +461,22 @@ func TestAuditCommandPages(t *testing.T) {
 	}
 	if got := w.len(); got != n+1 {
 		t.Errorf("follow printed %d lines, want %d", got, n+1)
+	}
+
+	// --limit 2 --follow: the newest two, then the new ones.
+	w = newStream()
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	go func() { done <- runAudit(ctx, append([]string{"--limit", "2", "--follow"}, admin...), w, io.Discard) }()
+	w.waitFor(t, 0, fmt.Sprintf(`^ +%d .* reason="n%d r+"$`, n, n), 10*time.Second)
+	w.waitFor(t, 1, fmt.Sprintf(`^ +%d \S+ operator:admin +write`, n+1), 10*time.Second)
+	if _, _, err := runClient(t, cmdWrite, "--hub", url, "--token", hub.Admin, "sim.led", "true"); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(t, 2, fmt.Sprintf(`^ +%d \S+ operator:admin +write +sim\.led=true +applied$`, n+2), 10*time.Second)
+	cancel()
+	if err := <-done; err != nil || w.len() != 3 {
+		t.Errorf("--limit 2 --follow printed %d lines, ended with %v; want 3", w.len(), err)
 	}
 }
 

@@ -75,9 +75,13 @@ func TestTokenAddListRevoke(t *testing.T) {
 		t.Errorf("list --json shows a hash:\n%s", out)
 	}
 
-	// The name may come before the flags.
-	if _, _, err := run(t, "revoke", "bot", "--state-dir", dir); err != nil {
+	// The name may come before the flags; revoke says what it revoked.
+	out, _, err = run(t, "revoke", "bot", "--state-dir", dir)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := `revoked token "bot" (agent, scope control_low, devices sim.*,relay); a running gateway refuses it within a second` + "\n"; out != want {
+		t.Errorf("revoke printed %q, want %q", out, want)
 	}
 	out, _, err = run(t, "list", "--state-dir", dir)
 	if err != nil {
