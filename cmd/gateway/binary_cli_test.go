@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -60,5 +61,39 @@ func TestBinaryConfigWording(t *testing.T) {
 	}
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("run with no listener created its state directory (%v)", err)
+	}
+}
+
+// TestBinaryWriteLineInstrument: a write to the sim board's line
+// instrument prints the instrument's answer when it gives one; a number
+// where it wants a string gets a hint to quote it.
+func TestBinaryWriteLineInstrument(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	g := startGateway(t, dir)
+	admin := func(args ...string) []string { return append(args, "--hub", g.ws, "--state-dir", dir) }
+
+	out := gwOK(t, admin("write", "sim.meter", "HELLO")...)
+	if !regexp.MustCompile(`^sim\.meter = "HELLO" \(seq \d+\)\nsim\.meter answered "ERR unknown command"\n$`).MatchString(out) {
+		t.Errorf("write HELLO printed %q", out)
+	}
+	out = gwOK(t, admin("write", "sim.meter", "*IDN?")...)
+	if !strings.HasSuffix(out, "\nsim.meter answered \"OpenHAL,SIM-METER,0,0.1\"\n") {
+		t.Errorf("write *IDN? printed %q", out)
+	}
+	// Not waiting: the line goes, the answer is not awaited.
+	out = gwOK(t, admin("write", "sim.meter", "HELLO", "--reply-within", "0")...)
+	if strings.Contains(out, "answered") {
+		t.Errorf("write --reply-within 0 printed %q", out)
+	}
+	out = gwOK(t, admin("write", "sim.meter", "*IDN?", "--json")...)
+	if !strings.Contains(out, `"reply":"OpenHAL,SIM-METER,0,0.1"`) {
+		t.Errorf("write --json printed %q", out)
+	}
+
+	wantOneLineError(t, gw(t, admin("write", "sim.meter", "42")...),
+		`value of the wrong type for sim.meter: want a string, got a number; to send it as a string, quote it: '"42"'`)
+	if r := gw(t, admin("write", "sim.led", "on")...); strings.Contains(r.stderr, "quote it") {
+		t.Errorf("a string for a boolean got the hint: %q", r.stderr)
 	}
 }

@@ -367,7 +367,8 @@ func parseValue(s string) json.RawMessage {
 func cmdWrite(args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("write", "ID VALUE [--reason TEXT] [flags]", true, stderr)
 	reason := fs.String("reason", "", "why, for the audit log and whoever approves a confirmation")
-	reply := fs.Bool("reply", false, "serial devices: wait for the instrument's answer line and print it")
+	reply := fs.Bool("reply", false, "serial devices: wait for the instrument's answer line and print it; no answer is an error")
+	within := fs.Duration("reply-within", defaultReplyWithin, "serial devices: wait this long at most for the instrument's answer, and print it if one came (0: do not wait)")
 	pos, err := parseClientArgs(fs, args)
 	if err != nil {
 		return err
@@ -375,11 +376,17 @@ func cmdWrite(args []string, stdout, stderr io.Writer) error {
 	if err := wantArgs(fs, pos, 2, "device id", "value"); err != nil {
 		return err
 	}
+	if *within < 0 || *within > 5*time.Second {
+		return usagef(fs, "--reply-within %s: want 0 to 5s", *within)
+	}
 	id, value := pos[0], parseValue(pos[1])
 	params := openhal.WriteParams{Device: id, Value: value, Reason: *reason, Reply: *reply}
+	if ms := within.Milliseconds(); ms > 0 && !*reply {
+		params.ReplyWithinMs = &ms
+	}
 	raw, err := f.callOnce(openhal.MethodWrite, params, id)
 	if err != nil {
-		return err
+		return withStringHint(err, pos[1], value)
 	}
 	if f.json {
 		return printJSON(stdout, raw)
@@ -406,10 +413,28 @@ func printWrite(w io.Writer, id string, value json.RawMessage, r rawValue) error
 		return err
 	}
 	if len(r.Reply) > 0 && string(r.Reply) != "null" {
-		_, err := fmt.Fprintf(w, "reply: %s\n", r.Reply)
+		_, err := fmt.Fprintf(w, "%s answered %s\n", id, r.Reply)
 		return err
 	}
 	return nil
+}
+
+// defaultReplyWithin is how long `write` waits for a line instrument's
+// answer unless told: long enough for an instrument's quick answer
+// ("ERR unknown command"), short enough not to be noticed after a
+// command that gets none.
+const defaultReplyWithin = 500 * time.Millisecond
+
+// withStringHint adds to a refusal of a value that parsed as JSON (42,
+// true) by a device that wants a string how to send it as one.
+func withStringHint(err error, arg string, value json.RawMessage) error {
+	var he *halclient.HubError
+	if !errors.As(err, &he) || he.Reason() != "wrong_type" || !strings.Contains(err.Error(), "want a string") ||
+		strings.HasPrefix(string(value), `"`) {
+		return err
+	}
+	quoted, _ := json.Marshal(arg)
+	return fmt.Errorf("%w; to send it as a string, quote it: '%s'", err, quoted)
 }
 
 // cmdWatch prints one line per event until interrupted. With --json it
