@@ -290,7 +290,7 @@ func TestBinaryAuditDeviceLimited(t *testing.T) {
 	}
 
 	wantOneLineError(t, gw(t, append([]string{"resume"}, limited...)...), "hal/resume needs a token not limited to some devices")
-	if r := gw(t, append([]string{"write", "sim.led", "false"}, agent...)...); r.code == 0 || !strings.Contains(r.stderr, "STOPPED") {
+	if r := gw(t, append([]string{"write", "sim.led", "false"}, agent...)...); r.code == 0 || !strings.Contains(r.stderr, "the emergency stop is engaged") {
 		t.Errorf("after the limited admin's resume a write got exit %d, %q: the stop was lifted", r.code, r.stderr)
 	}
 

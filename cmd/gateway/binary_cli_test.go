@@ -55,7 +55,7 @@ func TestBinaryConfigWording(t *testing.T) {
 	}
 
 	state := filepath.Join(dir, "state")
-	r = gw(t, "run", "--state-dir", state, "--http", "", "--tcp", "", "--unix", "")
+	r = gw(t, "run", "--state-dir", state, "--http", "", "--tcp", "")
 	if first, _, _ := strings.Cut(r.stderr, "\n"); r.code != 2 || !strings.HasPrefix(first, "gateway: run: no listener") || strings.Contains(r.stderr, "ready") {
 		t.Errorf("run with no listener: exit %d, stderr %q; want exit 2, no listener", r.code, r.stderr)
 	}

@@ -80,7 +80,7 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 // own -h.
 func runHelp(args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 {
+	if len(args) == 0 || args[0] == "help" {
 		usage(stdout, cmds)
 		return 0
 	}

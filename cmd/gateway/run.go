@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/openhal/gateway/board"
@@ -57,7 +59,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := cfg.Validate(); err != nil {
 		return reportConfig(configName(*configPath), err, stderr)
 	}
-	if noListener(cfg.Hub.Listen) {
+	if noListener(cfg.Hub.Listen) && !socketActivated() {
 		return usagef(fs, "no listener: --http, --wss, --tcp, --tls and --unix (or the configuration's hub.listen) are all empty, so no client could reach the gateway")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
@@ -129,6 +131,13 @@ func configName(path string) string {
 // would run, and report ready, with no way in.
 func noListener(l board.ListenConfig) bool {
 	return l.HTTP == "" && l.WSS == "" && l.TCP == "" && l.TLS == "" && l.Unix == ""
+}
+
+// socketActivated reports whether systemd passed this process listening
+// sockets (sd_listen_fds: LISTEN_PID is this process), which the gateway
+// serves even where the configuration disables that listener.
+func socketActivated() bool {
+	return os.Getenv("LISTEN_FDS") != "" && os.Getenv("LISTEN_PID") == strconv.Itoa(os.Getpid())
 }
 
 func firstNonEmpty(s ...string) string {
