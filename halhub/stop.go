@@ -111,12 +111,13 @@ func (h *Hub) Stop(p openhal.Principal, reason string) (openhal.StopResult, erro
 	}
 	h.confirms.rejectAll(h, "emergency_stop")
 	applied, failed := h.driveAllSafe(p, "emergency stop")
+	left := h.leftAsIs()
 	h.broadcastEach(openhal.NotifyStopped, func(e token.Entry) any {
 		a, f := visibleOutcome(e, applied, failed)
-		return openhal.StoppedParams{Principal: p, Reason: reason, TS: now, SafeApplied: a, Failed: f}
+		return openhal.StoppedParams{Principal: p, Reason: reason, TS: now, SafeApplied: a, Failed: f, LeftAsIs: visibleLeft(e, left)}
 	})
-	h.log.Warn("emergency stop", "principal", p.Name, "reason", reason, "safe_applied", len(applied), "failed", len(failed))
-	return openhal.StopResult{Stopped: true, AlreadyStopped: already, SafeApplied: applied, Failed: failed}, latchErr
+	h.log.Warn("emergency stop", "principal", p.Name, "reason", reason, "safe_applied", len(applied), "failed", len(failed), "left_as_is", len(left))
+	return openhal.StopResult{Stopped: true, AlreadyStopped: already, SafeApplied: applied, Failed: failed, LeftAsIs: left}, latchErr
 }
 
 // Resume lifts the stop, unless a stop button is still held down.
@@ -248,6 +249,7 @@ func serveStop(s *session, _ context.Context, params json.RawMessage) (any, *jso
 	who, entry := s.who()
 	res, err := s.hub.Stop(who, cutReason(p.Reason))
 	res.SafeApplied, res.Failed = visibleOutcome(entry, res.SafeApplied, res.Failed)
+	res.LeftAsIs = visibleLeft(entry, res.LeftAsIs)
 	if err != nil {
 		// Engaged and acted on, but not latched: say so, with the result.
 		return nil, newError(openhal.CodeInternalError, "latch_failed", "the stop is engaged but could not be latched on disk: "+err.Error(), data{"result": res})

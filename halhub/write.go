@@ -103,7 +103,13 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 		timeout: s.hub.writeTimeout(p, f.dev), safe: f.desc.Safe != nil && device.Equal(v, f.desc.Safe),
 	}
 	t := s.hub.order.enter(f.id)
-	return func(context.Context) (any, *jsonrpc.Error) { return s.hub.write(w, t) }, nil
+	return func(context.Context) (any, *jsonrpc.Error) {
+		res, err := s.hub.write(w, t)
+		if wr, ok := res.(openhal.WriteResult); ok {
+			res = writeFor(entry, wr) // no Hub-wide seq for a limited token (seqview.go)
+		}
+		return res, err
+	}, nil
 }
 
 // maxReplyWithinMs bounds params.replyWithinMs: an answer is a line,
@@ -252,7 +258,7 @@ func (h *Hub) commit(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Err
 	out := openhal.WriteResult{Status: openhal.StatusApplied, Device: f.id, Value: w.value}
 	if res.Keep {
 		snap, _ := h.reg.Value(f.id)
-		out.TS, out.Seq = snap.TS, snap.Seq
+		out.TS, out.Seq, out.DevSeq = snap.TS, snap.Seq, snap.DevSeq
 		if out.TS.IsZero() {
 			out.TS = h.clk.Now().UTC()
 		}
@@ -261,7 +267,7 @@ func (h *Hub) commit(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Err
 		if !ok {
 			return nil, errDeviceNotFound(f.id)
 		}
-		out.TS, out.Seq = snap.TS, snap.Seq
+		out.TS, out.Seq, out.DevSeq = snap.TS, snap.Seq, snap.DevSeq
 	}
 	if res.Reply != nil {
 		out.Reply = res.Reply.Value

@@ -111,6 +111,14 @@ type SafeFailure struct {
 	Error  ErrorObject `json:"error"`
 }
 
+// LeftAsIs is a device a stop did not drive because it has no safe
+// value, and why (a gateway extension of the stop's result): a person
+// reading the result learns what is still as it was.
+type LeftAsIs struct {
+	Device string `json:"device"`
+	Reason string `json:"reason"`
+}
+
 // StopResult is the answer to hal/stop.
 type StopResult struct {
 	Stopped bool `json:"stopped"`
@@ -120,6 +128,7 @@ type StopResult struct {
 	AlreadyStopped bool          `json:"alreadyStopped,omitempty"`
 	SafeApplied    []string      `json:"safeApplied"`
 	Failed         []SafeFailure `json:"failed"`
+	LeftAsIs       []LeftAsIs    `json:"leftAsIs"`
 }
 
 // StoppedParams are the params of hal/stopped.
@@ -129,6 +138,7 @@ type StoppedParams struct {
 	TS          time.Time     `json:"ts"`
 	SafeApplied []string      `json:"safeApplied"`
 	Failed      []SafeFailure `json:"failed"`
+	LeftAsIs    []LeftAsIs    `json:"leftAsIs"`
 }
 
 // ResumeResult is the answer to hal/resume.

@@ -86,7 +86,7 @@ func TestBinaryStory(t *testing.T) {
 
 			w, _ := watchProc(t, client()...)
 			wj := startChild(t, client("watch", "--json")...)
-			wj.err.waitFor(t, 0, `^connected to `, waitLong)
+			wj.err.waitFor(t, 0, watchTS+`connected to `, waitLong)
 			wj.out.waitFor(t, 0, jsonValue("sim.led", "false"), waitLong)
 
 			out := gwOK(t, client("write", "sim.led", "true")...)
@@ -94,7 +94,7 @@ func TestBinaryStory(t *testing.T) {
 			if m == nil {
 				t.Fatalf("write printed %q", out)
 			}
-			w.out.waitFor(t, 0, `^sim\.led = true \(seq `+m[1]+`\)$`, waitLong)
+			w.out.waitFor(t, 0, watchTS+`sim\.led = true \(seq `+m[1]+`\)$`, waitLong)
 			wj.out.waitFor(t, 0, jsonValue("sim.led", "true"), waitLong)
 
 			checkDevicesTable(t, gwOK(t, client("devices")...))
@@ -119,7 +119,7 @@ func TestBinaryStory(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &wrote); err != nil || wrote.Status != "applied" || wrote.Device != "sim.led" || wrote.Value == nil || *wrote.Value {
 				t.Errorf("write --json printed %q (%v)", out, err)
 			}
-			w.out.waitFor(t, 0, `^sim\.led = false \(seq \d+\)$`, waitLong)
+			w.out.waitFor(t, 0, watchTS+`sim\.led = false \(seq \d+\)$`, waitLong)
 			wj.out.waitFor(t, 0, jsonValue("sim.led", "false")+`.*"seq":`, waitLong)
 
 			for _, c := range []*child{w, wj} {
@@ -157,11 +157,14 @@ func checkJSONLines(t *testing.T, text string) {
 func checkDevicesTable(t *testing.T, out string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 1+len(simDevices) || !regexp.MustCompile(`^ID\s+KIND\s+ACCESS\s+RISK\s+STATE\s+VALUE$`).MatchString(lines[0]) {
+	if len(lines) != 1+len(simDevices) || !regexp.MustCompile(`^ID\s+KIND\s+ACCESS\s+RISK\s+STATE\s+VALUE\s+LABEL$`).MatchString(lines[0]) {
 		t.Fatalf("devices printed:\n%s", out)
 	}
-	if !slices.ContainsFunc(lines, regexp.MustCompile(`^sim\.led\s+gpio\.output\s+rw\s+low\s+ok\s+true$`).MatchString) {
+	if !slices.ContainsFunc(lines, regexp.MustCompile(`^sim\.led\s+gpio\.output\s+rw\s+low\s+ok\s+true\s+LED$`).MatchString) {
 		t.Errorf("devices does not show sim.led on:\n%s", out)
+	}
+	if !slices.ContainsFunc(lines, regexp.MustCompile(`^sim\.fan\s+pwm\s+rw\s+low\s+ok\s+\d+ %\s+Fan$`).MatchString) {
+		t.Errorf("devices does not show sim.fan's unit and label:\n%s", out)
 	}
 }
 
@@ -408,15 +411,15 @@ func TestBinaryRestart(t *testing.T) {
 
 	g.kill(t)
 	for _, w := range []*child{ws, tcp} {
-		w.out.waitFor(t, 0, `^disconnected: .*; retrying in \d`, waitLong)
+		w.out.waitFor(t, 0, watchTS+`disconnected: .*; retrying in \d`, waitLong)
 	}
 	g = startGateway(t, dir, "--http", g.httpAddr, "--tcp", g.tcpAddr)
 	for i, w := range []*child{ws, tcp} {
-		_, m := w.out.waitFor(t, marks[i], `^hub restarted \(new run ([^)]+)\); values read again$`, waitLong)
+		_, m := w.out.waitFor(t, marks[i], watchTS+`hub restarted \(new run ([^)]+)\); values read again$`, waitLong)
 		if m[1] == boot1 {
 			t.Errorf("%s: the new run has the old bootId %s", w.name, boot1)
 		}
-		w.out.waitFor(t, marks[i], `^sim\.led = false \(seq \d+, current\)$`, waitLong)
+		w.out.waitFor(t, marks[i], watchTS+`sim\.led = false \(seq \d+, current\)$`, waitLong)
 	}
 	tok, err := os.ReadFile(filepath.Join(dir, "admin.token"))
 	if err != nil {
@@ -441,12 +444,12 @@ func TestBinaryRestart(t *testing.T) {
 		t.Fatalf("write printed %q", out)
 	}
 	for i, w := range []*child{ws, tcp} {
-		w.out.waitFor(t, marks[i], `^sim\.led = true \(seq `+m[1]+`\)$`, waitLong)
+		w.out.waitFor(t, marks[i], watchTS+`sim\.led = true \(seq `+m[1]+`\)$`, waitLong)
 	}
 
 	c.Close()
 	g.stop(t)
-	ws.out.waitFor(t, marks[0], `^disconnected: `, waitLong)
+	ws.out.waitFor(t, marks[0], watchTS+`disconnected: `, waitLong)
 }
 
 // TestBinarySimInputs: on the sim board an admin plays the outside world;

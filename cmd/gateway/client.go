@@ -27,10 +27,14 @@ import (
 // The client commands (DESIGN.md, "Command line contract") talk to a
 // running gateway as any OpenHAL client would:
 //
-//	gateway devices [flags]            a table of the devices and their values
+//	gateway status [flags]             one screen: the stop, devices, confirmations, adapters, clients (status.go)
+//	gateway devices [flags]            a table of the devices, their values with units, and labels
 //	gateway read ID [-v] [flags]       a device's value
 //	gateway write ID VALUE [flags]     set a value; VALUE is JSON if it parses, else a string
-//	gateway watch [flags]              values and events as they happen, until interrupted
+//	gateway watch [DEVICE...] [flags]  values and events as they happen, until interrupted
+//
+// While the emergency stop is engaged, status, devices, watch and confirm
+// list print it first (stopBanner), except with --json.
 //
 // Common flags: --hub URL, --token, --fingerprint, --state-dir, --json,
 // and --timeout except for watch.
@@ -265,20 +269,27 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("decode the device list: %w", err)
 	}
 	values := readValues(ctx, c, res.Devices)
+	printStopBanner(stdout, c.Init().Stopped)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tACCESS\tRISK\tSTATE\tVALUE")
+	fmt.Fprintln(tw, "ID\tKIND\tACCESS\tRISK\tSTATE\tVALUE\tLABEL")
 	for i, d := range res.Devices {
 		state := string(d.State)
 		if d.Fault != "" {
 			state += " (" + d.Fault + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Access, d.Risk, state, values[i])
+		state += noSafeMark(d)
+		label := oneLine(d.Label)
+		if label == "" {
+			label = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Access, d.Risk, state, values[i], label)
 	}
 	return tw.Flush()
 }
 
 // readValues reads the readable devices that are not offline, a few at a
-// time; a value that cannot be read shows as "-".
+// time, and writes each value with its unit; a value that cannot be read
+// shows as "-".
 func readValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor) []string {
 	out := make([]string, len(devs))
 	sem := make(chan struct{}, 8)
@@ -292,7 +303,7 @@ func readValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor
 		wg.Go(func() {
 			defer func() { <-sem }()
 			if v, err := c.Read(ctx, d.ID, -1); err == nil {
-				out[i] = formatValue(v.Value)
+				out[i] = valueWithUnit(d.Schema, v.Value)
 			}
 		})
 	}
@@ -317,6 +328,7 @@ type rawValue struct {
 	Value        json.RawMessage         `json:"value"`
 	TS           time.Time               `json:"ts"`
 	Seq          uint64                  `json:"seq"`
+	DevSeq       uint64                  `json:"devSeq"`
 	Reply        json.RawMessage         `json:"reply"`
 	Confirmation *halclient.Confirmation `json:"confirmation"`
 }
@@ -346,7 +358,7 @@ func cmdRead(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("decode the value of %s: %w", id, err)
 	}
 	if *verbose {
-		_, err = fmt.Fprintf(stdout, "%s (ts %s, seq %d)\n", v.Value, v.TS.Format(openhal.TimeFormat), v.Seq)
+		_, err = fmt.Fprintf(stdout, "%s (ts %s, %s)\n", v.Value, v.TS.Format(openhal.TimeFormat), seqNote(v.Seq, v.DevSeq))
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", v.Value)
@@ -409,7 +421,7 @@ func printWrite(w io.Writer, id string, value json.RawMessage, r rawValue) error
 		_, err := fmt.Fprintf(w, "%s = %s: %s\n", id, value, r.Status)
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "%s = %s (seq %d)\n", id, r.Value, r.Seq); err != nil {
+	if _, err := fmt.Fprintf(w, "%s = %s (%s)\n", id, r.Value, seqNote(r.Seq, r.DevSeq)); err != nil {
 		return err
 	}
 	if len(r.Reply) > 0 && string(r.Reply) != "null" {
@@ -437,11 +449,13 @@ func withStringHint(err error, arg string, value json.RawMessage) error {
 	return fmt.Errorf("%w; to send it as a string, quote it: '%s'", err, quoted)
 }
 
-// cmdWatch prints one line per event until interrupted. With --json it
-// prints the hub's notifications as received, one JSON object per line,
-// and the values read on each (re)connection as hal/value objects too, so
-// that a script reading only standard output knows every current value;
-// connection events and gaps go to standard error.
+// cmdWatch prints one line per event until interrupted, each starting
+// with its time, values with their units. With --json it prints the hub's
+// notifications as received, one JSON object per line, and the values
+// read on each (re)connection as hal/value objects too, so that a script
+// reading only standard output knows every current value; connection
+// events, the stop banner and gaps go to standard error. DEVICE... keeps
+// to those devices (and to the events of no device: the stop, gaps).
 func cmdWatch(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -450,23 +464,28 @@ func cmdWatch(args []string, stdout, stderr io.Writer) error {
 
 // runWatch is cmdWatch until ctx ends.
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, f := newClientFlags("watch", "[flags]", false, stderr)
+	fs, f := newClientFlags("watch", "[DEVICE...] [flags]", false, stderr)
 	pos, err := parseClientArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 0); err != nil {
+	only, err := watchFilter(fs, pos, stderr)
+	if err != nil {
 		return err
 	}
 	tok, from := f.resolveToken()
 	opt := f.options(tok)
-	p := &watchPrinter{url: f.hub, json: f.json, out: stdout, status: stdout}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := &watchPrinter{url: f.hub, json: f.json, out: stdout, status: stdout, only: only, now: time.Now, cancel: cancel}
 	if f.json {
 		p.status = stderr
 	}
 	err = f.worded(halclient.Watch(ctx, f.hub, opt, p.event))
 	var he *halclient.HubError
 	switch {
+	case p.err != nil:
+		return p.err // set before cancel, read after Watch returned
 	case ctx.Err() != nil:
 		return nil // interrupted: the normal end
 	case errors.As(err, &he) && he.Reason() == "token_missing":
@@ -481,9 +500,22 @@ type watchPrinter struct {
 	json   bool
 	out    io.Writer // values and notifications
 	status io.Writer // connection events
+	now    func() time.Time
+
+	only    map[string]bool              // DEVICE...: nil for every device
+	devs    map[string]device.Descriptor // the devices listed, for their units
+	listed  bool                         // the first device list was checked against only
+	stopped *openhal.StopInfo            // the stop in force, as last heard
+	held    []heldLine                   // lines before the first device list (hold)
+	err     error                        // why the watch ends (an unknown DEVICE)
+	cancel  func()                       // ends the watch after err is set
 }
 
 func (p *watchPrinter) event(e halclient.WatchEvent) {
+	if p.err != nil || !p.wanted(&e) {
+		return
+	}
+	defer p.track(e)
 	if p.json {
 		if n := e.Notification; n != nil {
 			if b, err := jsonrpc.AppendNotification(nil, n.Method, n.Params); err == nil {
@@ -505,7 +537,10 @@ func (p *watchPrinter) event(e halclient.WatchEvent) {
 		if e.Kind == halclient.EventValue || e.Kind == halclient.EventNotification {
 			w = p.out
 		}
-		fmt.Fprintln(w, line)
+		p.println(w, watchStamp(p.stamp(e))+" "+line)
+	}
+	if e.Kind == halclient.EventConnected || e.Kind == halclient.EventRestarted {
+		p.connectedStop(e.Init.Stopped)
 	}
 }
 
@@ -524,13 +559,16 @@ func (p *watchPrinter) line(e halclient.WatchEvent) string {
 		return fmt.Sprintf("%d %s", len(e.Devices), plural(uint64(len(e.Devices)), "device", "devices"))
 	case halclient.EventValue:
 		if e.Resync {
-			return fmt.Sprintf("%s = %s (seq %d, current)", e.Device, formatValue(e.Value.Value), e.Value.Seq)
+			return fmt.Sprintf("%s = %s (%s, current)", e.Device, p.valueText(e.Device, e.Value.Value), seqNote(e.Value.Seq, e.Value.DevSeq))
 		}
-		return fmt.Sprintf("%s = %s (seq %d)", e.Device, formatValue(e.Value.Value), e.Value.Seq)
+		return fmt.Sprintf("%s = %s (%s)", e.Device, p.valueText(e.Device, e.Value.Value), seqNote(e.Value.Seq, e.Value.DevSeq))
 	case halclient.EventReadFailed:
 		return fmt.Sprintf("%s: cannot read: %v", e.Device, e.Err)
 	case halclient.EventMissed:
 		s := fmt.Sprintf("missed %d %s", e.Missed, plural(e.Missed, "value", "values"))
+		if e.Device != "" {
+			s += " of " + e.Device
+		}
 		if e.Reconnected {
 			s += " while disconnected"
 		}
@@ -538,6 +576,9 @@ func (p *watchPrinter) line(e halclient.WatchEvent) string {
 	case halclient.EventDropped:
 		return fmt.Sprintf("dropped %d %s: this watch fell behind", e.Dropped, plural(e.Dropped, "notification", "notifications"))
 	case halclient.EventNotification:
+		if e.Notification.Method == openhal.NotifyStopped {
+			return stoppedLine(e.Notification.Params, p.stopped != nil)
+		}
 		return notificationLine(*e.Notification)
 	case halclient.EventDisconnected:
 		return fmt.Sprintf("disconnected: %v; retrying in %s", e.Err, e.Retry.Round(time.Millisecond))
@@ -588,12 +629,9 @@ func notificationLine(n halclient.Notification) string {
 	case n.Method == openhal.NotifyBlocked:
 		return fmt.Sprintf("blocked: %s = %s from %s by rule %s: %s", id, p.Value, who, p.Rule, p.Reason)
 	case n.Method == openhal.NotifyStopped:
-		if p.Reason == "" {
-			return "EMERGENCY STOP by " + who
-		}
-		return fmt.Sprintf("EMERGENCY STOP by %s: %s", who, p.Reason)
+		return stoppedLine(n.Params, false)
 	case n.Method == openhal.NotifyResumed:
-		return fmt.Sprintf("resumed by %s", who)
+		return fmt.Sprintf("emergency stop lifted by %s: writes are accepted again", who)
 	case p.Confirmation != nil && (n.Method == openhal.NotifyConfirmationRequested || n.Method == openhal.NotifyConfirmationResolved):
 		cf := p.Confirmation
 		return fmt.Sprintf("confirmation %s %s: %s = %s by %s %s", cf.ID, cf.Status, cf.Device, formatValue(cf.Value), cf.RequestedBy.Kind, cf.RequestedBy.Name)

@@ -78,6 +78,8 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 
 	reg := device.NewRegistry(nil)
 	adapters := &adapterService{} // its supervisor is set once the Hub exists
+	// gateway status's service: its Hub and supervisor are set likewise.
+	status := newStatusService(cfg)
 	statusKicks, kickStatus := newKicker()
 	var stopButtons []string
 	if id := cfg.StopButton(); id != "" {
@@ -95,13 +97,14 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 		StopButtons:  stopButtons,
 		AuthFailures: cfg.Hub.Limits.AuthFailures,
 		AuthWindow:   cfg.Hub.Limits.AuthWindow,
-		Extensions:   adapters.extensions(),
+		Extensions:   extensionsOf(adapters.extensions(), status.extensions()),
 		OnSessions:   kickStatus,
 		// Other sites whose web pages may open the WebSocket.
 		AllowedOrigins: cfg.Hub.AllowedOrigins,
 	})
 	defer hub.Close()
 	hub.SetTokens(tokens)
+	status.hub = hub
 
 	// The board and the token watch live until the shutdown is done, not
 	// until the signal: a write in flight at SIGTERM is still answered,
@@ -137,6 +140,7 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 		return err
 	}
 	adapters.sup = sup
+	status.sup = sup
 	// Both may fail on their environment: before anything is started.
 	line := statusLine{reg: reg, hub: hub, sup: sup}
 	watchdog, err := newWatchdog(notifier, hub, sup, auditLog, line, log)

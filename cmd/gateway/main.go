@@ -35,6 +35,7 @@ func commands() map[string]command {
 		"check":   {cmdCheck, "validate a configuration file without touching hardware"},
 		"version": {cmdVersion, "print the version"},
 		"token":   {cmdToken, "add, list or revoke access tokens"},
+		"status":  {cmdStatus, "one screen: the stop, devices, confirmations, adapters, clients"},
 		"devices": {cmdDevices, "list the devices of a running gateway"},
 		"read":    {cmdRead, "read a device's value"},
 		"write":   {cmdWrite, "write a device's value"},
@@ -129,7 +130,7 @@ func usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "usage: gateway COMMAND [flags]")
 	fmt.Fprintln(w)
 	// The usual order first; a command missing from it still shows, last.
-	names := []string{"run", "check", "version", "token", "devices", "read", "write", "watch", "stop", "resume", "confirm", "audit", "adapter"}
+	names := []string{"run", "check", "version", "token", "status", "devices", "read", "write", "watch", "stop", "resume", "confirm", "audit", "adapter"}
 	for _, name := range slices.Sorted(maps.Keys(cmds)) {
 		if !slices.Contains(names, name) {
 			names = append(names, name)

@@ -64,6 +64,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	setMemoryLimit(log)
+	logConfigWarnings(log, cfg)
 	dir := firstNonEmpty(*stateDir, cfg.StateDir, defaultStateDir())
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -84,9 +85,11 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	if *configPath == "" {
 		return usagef(fs, "--config FILE is required")
 	}
-	if _, err := loadConfig(*configPath, stderr); err != nil {
+	cfg, err := loadConfig(*configPath, stderr)
+	if err != nil {
 		return err
 	}
+	printConfigWarnings(stderr, cfg)
 	fmt.Fprintf(stdout, "%s: ok\n", *configPath)
 	return nil
 }

@@ -113,6 +113,7 @@ func printStop(w io.Writer, res openhal.StopResult) {
 	for _, fl := range res.Failed {
 		fmt.Fprintf(w, "FAILED: %s: %s\n", fl.Device, errorText(fl.Error, fl.Device, false))
 	}
+	printLeftAsIs(w, res.LeftAsIs)
 	if len(res.SafeApplied) == 0 && len(res.Failed) == 0 {
 		fmt.Fprintln(w, "no device has a safe value to drive")
 	}
@@ -238,7 +239,7 @@ func confirmList(args []string, stdout, stderr io.Writer) error {
 	if *status != "" && !slices.Contains(confirmStatuses, *status) {
 		return usagef(fs, "--status %q is not one of %s", *status, strings.Join(confirmStatuses, ", "))
 	}
-	all, err := f.confirmationPages(*status)
+	all, stopped, err := f.confirmationPages(*status)
 	if err != nil {
 		return err
 	}
@@ -257,20 +258,28 @@ func confirmList(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("decode the confirmation list: %w", err)
 		}
 	}
+	printStopBanner(stdout, stopped)
 	return printConfirmations(stdout, cs)
 }
 
 // confirmationPages reads every page of hal/confirmations/list on one
 // connection, within --timeout in all, and returns the requests as the
-// hub sent them, by id.
-func (f *clientFlags) confirmationPages(status string) ([]json.RawMessage, error) {
+// hub sent them, by id, with the emergency stop in force when it
+// connected.
+func (f *clientFlags) confirmationPages(status string) ([]json.RawMessage, *openhal.StopInfo, error) {
 	ctx, stop := f.context(true)
 	defer stop()
 	c, err := f.dial(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.Close()
+	all, err := f.listConfirmations(ctx, c, status)
+	return all, c.Init().Stopped, err
+}
+
+// listConfirmations reads every page of hal/confirmations/list on c.
+func (f *clientFlags) listConfirmations(ctx context.Context, c *halclient.Conn, status string) ([]json.RawMessage, error) {
 	all := []json.RawMessage{}
 	p := openhal.ConfirmationsListParams{Status: status}
 	for {
@@ -370,7 +379,7 @@ func confirmResolve(verb string, args []string, stdout, stderr io.Writer) error 
 func resolvedLine(cf openhal.Confirmation) string {
 	s := fmt.Sprintf("%s %s: %s = %s, requested by %s", cf.ID, cf.Status, cf.Device, formatValue(cf.Value), principalText(cf.RequestedBy))
 	if cf.Result != nil {
-		s += fmt.Sprintf(" (applied, seq %d)", cf.Result.Seq)
+		s += fmt.Sprintf(" (applied, %s)", seqNote(cf.Result.Seq, cf.Result.DevSeq))
 	}
 	if cf.ResolveReason != "" {
 		s += ": " + oneLine(cf.ResolveReason)

@@ -39,8 +39,9 @@ func (stuckRelay) Write(context.Context, device.WriteRequest) (device.WriteResul
 	return device.WriteResult{}, errors.New("relay welded shut")
 }
 
-// TestStopCommand: the stop lists what went safe and what failed with its
-// full error, and exits 1 for the failure; resume lifts it.
+// TestStopCommand: the stop lists what went safe, what failed with its
+// full error and what it left as it was (hubtest's sim.led has no safe
+// value), and exits 1 for the failure; resume lifts it.
 func TestStopCommand(t *testing.T) {
 	noEnv(t)
 	hub := hubtest.New(t)
@@ -52,7 +53,8 @@ func TestStopCommand(t *testing.T) {
 	out, _, err := runClient(t, cmdStop, append(agent, "--reason", "smoke")...)
 	want := "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`\n" +
 		"safe: sim.heater\n" +
-		"FAILED: sim.relay: write sim.relay: relay welded shut\n"
+		"FAILED: sim.relay: write sim.relay: relay welded shut\n" +
+		"left as they are: sim.led (it declares no safe value)\n"
 	if out != want {
 		t.Errorf("stop printed\n%s\nwant\n%s", out, want)
 	}
@@ -109,7 +111,8 @@ func TestStopLatchFailed(t *testing.T) {
 	}
 	url := hub.Listen("tcp")
 	out, _, err := runClient(t, cmdStop, "--hub", url, "--token", hub.Agent)
-	if out != "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`\nsafe: sim.heater\n" {
+	if out != "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`\nsafe: sim.heater\n"+
+		"left as they are: sim.led (it declares no safe value)\n" {
 		t.Errorf("stop printed %q", out)
 	}
 	if err == nil || !strings.Contains(err.Error(), "the stop is engaged but could not be latched on disk") || strings.Contains(err.Error(), "latch_failed") {

@@ -13,7 +13,7 @@ import (
 )
 
 // The watch lines count in good English and end a stop without a reason
-// at the name of who stopped.
+// at the name of who stopped, with no dangling colon.
 func TestWatchWording(t *testing.T) {
 	p := &watchPrinter{}
 	stopped := func(reason string) *halclient.Notification {
@@ -26,8 +26,8 @@ func TestWatchWording(t *testing.T) {
 	}{
 		{halclient.WatchEvent{Kind: halclient.EventDevices, Devices: make([]device.Descriptor, 1)}, "1 device"},
 		{halclient.WatchEvent{Kind: halclient.EventDevices, Devices: make([]device.Descriptor, 2)}, "2 devices"},
-		{halclient.WatchEvent{Kind: halclient.EventNotification, Notification: stopped("")}, "EMERGENCY STOP by operator admin"},
-		{halclient.WatchEvent{Kind: halclient.EventNotification, Notification: stopped("smoke")}, "EMERGENCY STOP by operator admin: smoke"},
+		{halclient.WatchEvent{Kind: halclient.EventNotification, Notification: stopped("")}, "EMERGENCY STOP engaged by operator admin"},
+		{halclient.WatchEvent{Kind: halclient.EventNotification, Notification: stopped("smoke")}, "EMERGENCY STOP engaged by operator admin: smoke"},
 	} {
 		if got := p.line(tc.e); got != tc.want {
 			t.Errorf("line(%+v) = %q, want %q", tc.e, got, tc.want)
