@@ -48,7 +48,7 @@ func newFlagSet(name, synopsis string) *flag.FlagSet {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
 		w := fs.Output()
-		fmt.Fprintf(w, "usage: gateway %s %s\n", name, synopsis)
+		fmt.Fprintln(w, strings.TrimSpace("usage: gateway "+name+" "+synopsis))
 		printFlags(w, fs)
 	}
 	return fs
