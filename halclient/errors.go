@@ -44,6 +44,9 @@ func (e *HubError) Code() int64 { return e.Err.Code }
 // Reason returns data.reason, the error's machine-readable word.
 func (e *HubError) Reason() string { return e.field("reason") }
 
+// Param returns data.param, the request param the error is about, if any.
+func (e *HubError) Param() string { return e.field("param") }
+
 // field returns data[name] when it is a string.
 func (e *HubError) field(name string) string {
 	d, _ := e.Err.Data.(map[string]any)

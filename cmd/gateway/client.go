@@ -397,6 +397,12 @@ func cmdWrite(args []string, stdout, stderr io.Writer) error {
 		params.ReplyWithinMs = &ms
 	}
 	raw, err := f.callOnce(openhal.MethodWrite, params, id)
+	if params.ReplyWithinMs != nil && unknownParam(err, "replyWithinMs") {
+		// A gateway from before replyWithinMs refuses the param before
+		// anything reaches the device: send the write as it knows it.
+		params.ReplyWithinMs = nil
+		raw, err = f.callOnce(openhal.MethodWrite, params, id)
+	}
 	if err != nil {
 		return withStringHint(err, pos[1], value)
 	}
@@ -436,6 +442,13 @@ func printWrite(w io.Writer, id string, value json.RawMessage, r rawValue) error
 // ("ERR unknown command"), short enough not to be noticed after a
 // command that gets none.
 const defaultReplyWithin = 500 * time.Millisecond
+
+// unknownParam reports whether err is the hub's refusal of a param it
+// does not know.
+func unknownParam(err error, param string) bool {
+	var he *halclient.HubError
+	return errors.As(err, &he) && he.Code() == openhal.CodeInvalidParams && he.Reason() == "unknown_param" && he.Param() == param
+}
 
 // withStringHint adds to a refusal of a value that parsed as JSON (42,
 // true) by a device that wants a string how to send it as one.
