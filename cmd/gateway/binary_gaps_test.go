@@ -30,7 +30,7 @@ func TestBinaryWatchGapsOfLimitedToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := startChild(t, "watch", "--hub", g.tcp, "--token", tok)
-	w.out.waitFor(t, 0, `^sim\.temperature = .* \(devSeq \d+, current\)$`, waitLong)
+	w.out.waitFor(t, 0, watchTS+`sim\.temperature = .* \(devSeq \d+, current\)$`, waitLong)
 
 	// Hidden changes, then one value the watch sees.
 	parallel(t, 8, 400, func(ctx context.Context, i int) error {
@@ -38,7 +38,7 @@ func TestBinaryWatchGapsOfLimitedToken(t *testing.T) {
 		return err
 	})
 	first := measure(t, admin)
-	at, _ := w.out.waitFor(t, 0, fmt.Sprintf(`^sim\.temperature = .* \(devSeq %d\)$`, first), waitLong)
+	at, _ := w.out.waitFor(t, 0, fmt.Sprintf(watchTS+`sim\.temperature = .* \(devSeq %d\)$`, first), waitLong)
 	if text := w.out.text(); strings.Contains(text, "missed") {
 		t.Fatalf("watch printed missed values while only hidden devices changed:\n%s", text)
 	}
@@ -76,7 +76,7 @@ func caughtUp(t *testing.T, w *child, admin *halclient.Conn, from int) (int, uin
 	deadline := time.Now().Add(4 * waitLong)
 	for time.Now().Before(deadline) {
 		d := measure(t, admin)
-		if i, ok := w.out.find(from, fmt.Sprintf(`^sim\.temperature = .* \(devSeq %d\)$`, d), time.Second); ok {
+		if i, ok := w.out.find(from, fmt.Sprintf(watchTS+`sim\.temperature = .* \(devSeq %d\)$`, d), time.Second); ok {
 			return i, d
 		}
 	}
@@ -153,9 +153,9 @@ func parallel(t *testing.T, workers, n int, call func(ctx context.Context, i int
 }
 
 var (
-	tempLine    = regexp.MustCompile(`^sim\.temperature = .* \(devSeq (\d+)\)$`)
-	missedLine  = regexp.MustCompile(`^missed (\d+) values? of sim\.temperature$`)
-	droppedLine = regexp.MustCompile(`^dropped (\d+) notifications?: this watch fell behind$`)
+	tempLine    = regexp.MustCompile(watchTS+`sim\.temperature = .* \(devSeq (\d+)\)$`)
+	missedLine  = regexp.MustCompile(watchTS+`missed (\d+) values? of sim\.temperature$`)
+	droppedLine = regexp.MustCompile(watchTS+`dropped (\d+) notifications?: this watch fell behind$`)
 )
 
 // countSince counts, in the watch's output from line from to line end,
