@@ -119,10 +119,13 @@ type Reading struct {
 }
 
 // WriteRequest is a value to apply and, for line devices, whether the
-// caller waits for the instrument's next line.
+// caller waits for the instrument's next line: Reply waits for it (no
+// line is an error), ReplyWithin waits at most that long and takes none
+// as no answer. Other devices ignore both.
 type WriteRequest struct {
-	Value any
-	Reply bool
+	Value       any
+	Reply       bool
+	ReplyWithin time.Duration
 }
 
 // WriteResult says what a write did. For most devices the written value

@@ -115,6 +115,7 @@ func (h *Hub) engageStop(p openhal.Principal, reason string, entry audit.Entry) 
 	now := h.clk.Now().UTC()
 	rec := latchRecord{Stopped: true, Principal: p, Reason: reason, TS: now}
 	h.stop.mu.Lock()
+	already := h.stop.engaged
 	h.stop.engaged, h.stop.latch = true, rec
 	h.stop.gen++
 	h.stop.mu.Unlock()
@@ -141,7 +142,7 @@ func (h *Hub) engageStop(p openhal.Principal, reason string, entry audit.Entry) 
 	})
 	h.log.Warn("emergency stop", "principal", p.Name, "reason", reason, "safe_applied", len(applied), "failed", len(failed), "left_as_is", len(left),
 		"latched", latchErr == nil, "audited", auditErr == nil)
-	return openhal.StopResult{Stopped: true, SafeApplied: applied, Failed: failed, LeftAsIs: left, DiskTrouble: trouble}, latchErr
+	return openhal.StopResult{Stopped: true, AlreadyStopped: already, SafeApplied: applied, Failed: failed, LeftAsIs: left, DiskTrouble: trouble}, latchErr
 }
 
 // Resume lifts the stop, unless a stop button is still held down. The
@@ -169,7 +170,7 @@ func (h *Hub) Resume(p openhal.Principal) (openhal.ResumeResult, *jsonrpc.Error)
 		return openhal.ResumeResult{Stopped: was}, errAuditFailed(err)
 	}
 	if !was {
-		return openhal.ResumeResult{Stopped: false}, nil
+		return openhal.ResumeResult{Stopped: false, WasStopped: false}, nil
 	}
 	h.stop.mu.Lock()
 	if h.stop.gen != gen {
@@ -185,7 +186,7 @@ func (h *Hub) Resume(p openhal.Principal) (openhal.ResumeResult, *jsonrpc.Error)
 	}
 	h.broadcast(openhal.NotifyResumed, "", openhal.ResumedParams{Principal: p, TS: h.clk.Now().UTC()})
 	h.log.Info("resumed", "principal", p.Name)
-	return openhal.ResumeResult{Stopped: false}, nil
+	return openhal.ResumeResult{Stopped: false, WasStopped: true}, nil
 }
 
 // SetStopButton is the hook of a GPIO input configured as a stop button:

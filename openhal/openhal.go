@@ -142,11 +142,15 @@ type ValueResult struct {
 
 // WriteParams are the params of hal/write.
 type WriteParams struct {
-	Device    string          `json:"device"`
-	Value     json.RawMessage `json:"value"`
-	Reason    string          `json:"reason,omitempty"`
-	Reply     bool            `json:"reply,omitempty"`
-	TimeoutMs *int64          `json:"timeoutMs,omitempty"`
+	Device string          `json:"device"`
+	Value  json.RawMessage `json:"value"`
+	Reason string          `json:"reason,omitempty"`
+	Reply  bool            `json:"reply,omitempty"`
+	// ReplyWithinMs asks a serial device to wait this long, at most, for
+	// the instrument's answer line and to give it as the result's reply;
+	// no answer in that time is no error. Other devices ignore it.
+	ReplyWithinMs *int64 `json:"replyWithinMs,omitempty"`
+	TimeoutMs     *int64 `json:"timeoutMs,omitempty"`
 }
 
 // Write statuses.

@@ -121,10 +121,14 @@ type LeftAsIs struct {
 
 // StopResult is the answer to hal/stop.
 type StopResult struct {
-	Stopped     bool          `json:"stopped"`
-	SafeApplied []string      `json:"safeApplied"`
-	Failed      []SafeFailure `json:"failed"`
-	LeftAsIs    []LeftAsIs    `json:"leftAsIs"`
+	Stopped bool `json:"stopped"`
+	// AlreadyStopped says that the stop was engaged before this one,
+	// which drove the safe values again (an extension of the spec's
+	// result, left out when false).
+	AlreadyStopped bool          `json:"alreadyStopped,omitempty"`
+	SafeApplied    []string      `json:"safeApplied"`
+	Failed         []SafeFailure `json:"failed"`
+	LeftAsIs       []LeftAsIs    `json:"leftAsIs"`
 	DiskTrouble
 }
 
@@ -154,6 +158,10 @@ type StoppedParams struct {
 // ResumeResult is the answer to hal/resume.
 type ResumeResult struct {
 	Stopped bool `json:"stopped"`
+	// WasStopped says whether this resume lifted a stop: false when the
+	// Hub was not stopped, and nothing changed (an extension of the
+	// spec's result; a Hub without it leaves it out).
+	WasStopped bool `json:"wasStopped"`
 }
 
 // ResumedParams are the params of hal/resumed.

@@ -353,18 +353,22 @@ func TestBinaryValidTokenAfterFailures(t *testing.T) {
 	g := startGateway(t, dir, "--unix", filepath.Join(dir, "hal.sock"))
 	for _, hub := range []string{g.tcp, g.unix} {
 		for i := range 7 {
-			want := "token_unknown"
+			want := "unknown or revoked token"
 			if i >= 5 {
-				want = "rate_limited"
+				want = "too many failed attempts"
 			}
 			wantOneLineError(t, gw(t, "devices", "--hub", hub, "--token", "gw_wrong"), want)
 		}
 	}
-	wantOneLineError(t, gw(t, "devices", "--hub", g.ws, "--token", "gw_wrong"), "rate_limited")
-	for _, hub := range []string{g.tcp, g.ws, g.unix} {
+	wantOneLineError(t, gw(t, "devices", "--hub", g.ws, "--token", "gw_wrong"), "too many failed attempts")
+	for i, hub := range []string{g.tcp, g.ws, g.unix} {
 		start := time.Now()
 		out := gwOK(t, "stop", "--hub", hub, "--state-dir", dir, "--reason", "after the bad tokens")
-		if !strings.HasPrefix(out, "emergency stop engaged: ") {
+		want := "emergency stop engaged: "
+		if i > 0 {
+			want = "emergency stop was already engaged: "
+		}
+		if !strings.HasPrefix(out, want) {
 			t.Errorf("%s: gateway stop printed %q", hub, out)
 		}
 		if took := time.Since(start); took > stopWithin {

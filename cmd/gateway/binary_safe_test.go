@@ -39,7 +39,7 @@ func TestBinaryStopDrivesFanSafe(t *testing.T) {
 		t.Errorf("sim.led after the stop = %q, want false", got)
 	}
 	gwOK(t, admin("write", "sim.fan", "0")...)
-	wantOneLineError(t, gw(t, admin("write", "sim.fan", "70")...), "(STOPPED)")
+	wantOneLineError(t, gw(t, admin("write", "sim.fan", "70")...), "sim.fan: the emergency stop is engaged")
 
 	var list openhal.DevicesListResult
 	if err := json.Unmarshal([]byte(gwOK(t, admin("devices", "--json")...)), &list); err != nil {
@@ -70,7 +70,7 @@ func TestBinarySafeNone(t *testing.T) {
 	}
 	bad := filepath.Join(dir, "bad.yaml")
 	writeFile(t, bad, "board: sim\ndevices:\n  sim.fan: {safe: none}\n")
-	if r := gw(t, "check", "--config", bad); r.code != 1 || !strings.HasPrefix(r.stderr, "devices.sim.fan.noSafeReason: required with safe: none") {
+	if r := gw(t, "check", "--config", bad); r.code != 1 || !strings.HasPrefix(r.stderr, "gateway: "+bad+": devices.sim.fan.noSafeReason: required with safe: none") {
 		t.Errorf("check without a reason: exit %d, stderr %q", r.code, r.stderr)
 	}
 

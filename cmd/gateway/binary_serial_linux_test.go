@@ -117,7 +117,7 @@ devices:
 	w.out.waitFor(t, 0, watchTS+`bench\.meter = "21\.5 V" \(seq \d+(, current)?\)$`, waitLong)
 
 	out := gwOK(t, client("write", "--reply", "bench.meter", "*IDN?")...)
-	if !strings.Contains(out, `reply: "ACME,METER,42"`) {
+	if !strings.Contains(out, `bench.meter answered "ACME,METER,42"`) {
 		t.Errorf("write --reply printed %q", out)
 	}
 
@@ -130,7 +130,7 @@ devices:
 	second.send(t, "22.0 V")
 	w.out.waitFor(t, from, watchTS+`bench\.meter = "22\.0 V" \(seq \d+(, current)?\)$`, waitLong)
 	out = gwOK(t, client("write", "--reply", "bench.meter", "*IDN?")...)
-	if !strings.Contains(out, `reply: "ACME,METER,42"`) {
+	if !strings.Contains(out, `bench.meter answered "ACME,METER,42"`) {
 		t.Errorf("write --reply after replugging printed %q", out)
 	}
 	if code, _ := w.signal(t, syscall.SIGINT, 3e9); code != 0 {

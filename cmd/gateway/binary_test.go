@@ -238,7 +238,7 @@ func TestBinaryTokens(t *testing.T) {
 	if out := gwOK(t, append([]string{"read", "sim.led"}, hub...)...); out != "false\n" {
 		t.Errorf("read with the new token printed %q", out)
 	}
-	wantOneLineError(t, gw(t, append([]string{"write", "sim.led", "true"}, hub...)...), "(FORBIDDEN)")
+	wantOneLineError(t, gw(t, append([]string{"write", "sim.led", "true"}, hub...)...), "hal/write needs scope control_low")
 
 	out := gwOK(t, "token", "list", "--state-dir", dir)
 	if !regexp.MustCompile(`(?m)^a1\s+agent\s+read\s+all\s+\d{4}-`).MatchString(out) || strings.Contains(out, tok) {
@@ -263,12 +263,12 @@ func TestBinaryTokens(t *testing.T) {
 	}
 	// The watch's connection ends too, and its next one is refused.
 	code := w.wait(t, waitLong)
-	wantOneLineError(t, result{stderr: w.err.text() + "\n", code: code}, "(UNAUTHORIZED)")
+	wantOneLineError(t, result{stderr: w.err.text() + "\n", code: code}, "the hub refused the token")
 
 	if names := listTokens(t, dir); slices.Contains(names, "a1") {
 		t.Errorf("token list after the revoke: %q", names)
 	}
-	wantOneLineError(t, gw(t, append([]string{"read", "sim.led"}, hub...)...), "(UNAUTHORIZED)")
+	wantOneLineError(t, gw(t, append([]string{"read", "sim.led"}, hub...)...), "the hub refused the token")
 }
 
 // TestBinaryDevicesLimitedToken: a token limited to some devices sees only
@@ -301,9 +301,9 @@ func TestBinaryOneLineErrors(t *testing.T) {
 		{"nothing listening ws", []string{"devices", "--hub", "ws://" + closedPort(t) + "/hal"}, "nothing listening at ws://"},
 		{"nothing listening tcp", []string{"read", "sim.led", "--hub", "tcp://" + closedPort(t)}, "nothing listening at tcp://"},
 		{"nothing listening unix", []string{"read", "sim.led", "--hub", "unix://" + filepath.Join(dir, "none.sock")}, "nothing listening at unix://"},
-		{"bad token ws", []string{"read", "sim.led", "--hub", g.ws, "--token", "gw_bad"}, "the hub refused the token (UNAUTHORIZED)"},
-		{"bad token tcp", []string{"devices", "--hub", g.tcp, "--token", "gw_bad"}, "the hub refused the token (UNAUTHORIZED)"},
-		{"no token", []string{"read", "sim.led", "--hub", g.tcp, "--state-dir", t.TempDir()}, "(UNAUTHORIZED): token_missing"},
+		{"bad token ws", []string{"read", "sim.led", "--hub", g.ws, "--token", "gw_bad"}, "the hub refused the token: unknown or revoked token"},
+		{"bad token tcp", []string{"devices", "--hub", g.tcp, "--token", "gw_bad"}, "the hub refused the token: unknown or revoked token"},
+		{"no token", []string{"read", "sim.led", "--hub", g.tcp, "--state-dir", t.TempDir()}, "the hub wants a token and none was given; give --token"},
 		{"unknown device read", append([]string{"read", "sim.nope", "--hub", g.ws}, state...), `no such device "sim.nope"`},
 		{"unknown device write", append([]string{"write", "sim.nope", "true", "--hub", g.tcp}, state...), `no such device "sim.nope"`},
 		{"wrong type", append([]string{"write", "sim.led", "on", "--hub", g.ws}, state...), "value of the wrong type for sim.led"},
@@ -354,14 +354,14 @@ hub:
 	if r.code != 1 || r.stdout != "" {
 		t.Errorf("check bad.yaml: exit %d, stdout %q; want 1 and nothing", r.code, r.stdout)
 	}
-	checkFaultLines(t, r.stderr, wantPaths)
+	checkFaultLines(t, r.stderr, bad, wantPaths)
 
 	state := filepath.Join(dir, "state")
 	r = gw(t, "run", "--config", bad, "--state-dir", state, "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0")
 	if r.code != 1 {
 		t.Errorf("run with bad.yaml: exit %d, want 1", r.code)
 	}
-	checkFaultLines(t, r.stderr, wantPaths)
+	checkFaultLines(t, r.stderr, bad, wantPaths)
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("run with bad.yaml created its state directory (%v)", err)
 	}
@@ -372,17 +372,19 @@ hub:
 	}
 }
 
-// checkFaultLines checks that stderr is one `path: message` line per
-// fault, in order, and nothing else (no listening, no ready).
-func checkFaultLines(t *testing.T, stderr string, paths []string) {
+// checkFaultLines checks that stderr is one `gateway: file: path:
+// message` line per fault, in order, and nothing else (no listening, no
+// ready).
+func checkFaultLines(t *testing.T, stderr, file string, paths []string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if len(lines) != len(paths) {
 		t.Fatalf("stderr has %d lines, want %d:\n%s", len(lines), len(paths), stderr)
 	}
 	for i, p := range paths {
-		if rest, ok := strings.CutPrefix(lines[i], p+": "); !ok || rest == "" {
-			t.Errorf("line %d is %q, want %q and a message", i+1, lines[i], p+": ")
+		prefix := "gateway: " + file + ": " + p + ": "
+		if rest, ok := strings.CutPrefix(lines[i], prefix); !ok || rest == "" {
+			t.Errorf("line %d is %q, want %q and a message", i+1, lines[i], prefix)
 		}
 	}
 }
@@ -467,8 +469,8 @@ func TestBinarySimInputs(t *testing.T) {
 
 	tok := g.addToken(t, "bot", "control_low")
 	agent := []string{"--hub", g.tcp, "--token", tok}
-	wantOneLineError(t, gw(t, append([]string{"write", "sim.door", "false"}, agent...)...), "(FORBIDDEN)")
-	wantOneLineError(t, gw(t, append([]string{"write", "sim.button", "true"}, agent...)...), "(FORBIDDEN)")
+	wantOneLineError(t, gw(t, append([]string{"write", "sim.door", "false"}, agent...)...), "only an admin may play the outside world on sim.door")
+	wantOneLineError(t, gw(t, append([]string{"write", "sim.button", "true"}, agent...)...), "only an admin may play the outside world on sim.button")
 	gwOK(t, append([]string{"write", "sim.led", "true"}, agent...)...)
 	if out := gwOK(t, append([]string{"read", "sim.door"}, agent...)...); out != "true\n" {
 		t.Errorf("read sim.door = %q after the refused write", out)

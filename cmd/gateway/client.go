@@ -53,15 +53,11 @@ type clientFlags struct {
 }
 
 // newClientFlags returns a command's FlagSet with the common flags, and
-// --timeout for a command that ends by itself (not watch).
-func newClientFlags(name, synopsis string, timed bool, stderr io.Writer) (*flag.FlagSet, *clientFlags) {
+// --timeout for a command that ends by itself (not watch). The FlagSet
+// prints nothing itself (usage.go).
+func newClientFlags(name, synopsis string, timed bool, _ io.Writer) (*flag.FlagSet, *clientFlags) {
 	f := &clientFlags{}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: gateway %s %s\n", name, synopsis)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(name, synopsis)
 	hub := defaultHub
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
 		hub = h
@@ -99,11 +95,8 @@ func parseClientArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			}
 		}
 	}
-	if err := fs.Parse(flags); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, errUsage // the flag package has said what was wrong
+	if err := parseFlags(fs, flags); err != nil {
+		return nil, err
 	}
 	return pos, nil
 }
@@ -126,15 +119,6 @@ func takesValue(fs *flag.FlagSet, arg string) bool {
 	}
 	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
 	return !ok || !b.IsBoolFlag()
-}
-
-// wantArgs checks the number of positional arguments.
-func wantArgs(fs *flag.FlagSet, pos []string, n int) error {
-	if len(pos) != n {
-		fs.Usage()
-		return errUsage
-	}
-	return nil
 }
 
 // resolveToken finds the token: --token, $GATEWAY_TOKEN, or admin.token in
@@ -184,6 +168,7 @@ func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
 	if err == nil {
 		return c, nil
 	}
+	err = f.worded(err)
 	var he *halclient.HubError
 	switch {
 	case errors.As(err, &he) && he.Reason() == "token_missing":
@@ -192,6 +177,19 @@ func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
 		return nil, fmt.Errorf("%w (the token from %s)", err, from)
 	}
 	return nil, f.explain(err)
+}
+
+// worded makes a hub's error answer in err read as a sentence alone,
+// without the code's name and reason that repeat it ("confirmation c-3 is
+// already approved", not "... (CONFIRMATION_CLOSED): confirmation_closed"),
+// unless --json asked for the machine words too. It must run before err
+// is wrapped: fmt.Errorf fixes the text.
+func (f *clientFlags) worded(err error) error {
+	var he *halclient.HubError
+	if errors.As(err, &he) {
+		he.Plain = !f.json
+	}
+	return err
 }
 
 // explain rewords a timeout: the context's own words name neither the hub
@@ -218,7 +216,7 @@ func (f *clientFlags) context(timed bool) (context.Context, context.CancelFunc) 
 func (f *clientFlags) call(ctx context.Context, c *halclient.Conn, method string, params any, dev string) (json.RawMessage, error) {
 	var raw json.RawMessage
 	if err := c.Call(ctx, method, params, &raw); err != nil {
-		return nil, f.explain(halclient.Describe(err, method, dev))
+		return nil, f.explain(f.worded(halclient.Describe(err, method, dev)))
 	}
 	return raw, nil
 }
@@ -344,7 +342,7 @@ func cmdRead(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 1); err != nil {
+	if err := wantArgs(fs, pos, 1, "device id"); err != nil {
 		return err
 	}
 	id := pos[0]
@@ -381,19 +379,32 @@ func parseValue(s string) json.RawMessage {
 func cmdWrite(args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("write", "ID VALUE [--reason TEXT] [flags]", true, stderr)
 	reason := fs.String("reason", "", "why, for the audit log and whoever approves a confirmation")
-	reply := fs.Bool("reply", false, "serial devices: wait for the instrument's answer line and print it")
+	reply := fs.Bool("reply", false, "serial devices: wait for the instrument's answer line and print it; no answer is an error")
+	within := fs.Duration("reply-within", defaultReplyWithin, "serial devices: wait this long at most for the instrument's answer, and print it if one came (0: do not wait)")
 	pos, err := parseClientArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 2); err != nil {
+	if err := wantArgs(fs, pos, 2, "device id", "value"); err != nil {
 		return err
+	}
+	if *within < 0 || *within > 5*time.Second {
+		return usagef(fs, "--reply-within %s: want 0 to 5s", *within)
 	}
 	id, value := pos[0], parseValue(pos[1])
 	params := openhal.WriteParams{Device: id, Value: value, Reason: *reason, Reply: *reply}
+	if ms := within.Milliseconds(); ms > 0 && !*reply {
+		params.ReplyWithinMs = &ms
+	}
 	raw, err := f.callOnce(openhal.MethodWrite, params, id)
+	if params.ReplyWithinMs != nil && unknownParam(err, "replyWithinMs") {
+		// A gateway from before replyWithinMs refuses the param before
+		// anything reaches the device: send the write as it knows it.
+		params.ReplyWithinMs = nil
+		raw, err = f.callOnce(openhal.MethodWrite, params, id)
+	}
 	if err != nil {
-		return err
+		return withStringHint(err, pos[1], value)
 	}
 	if f.json {
 		return printJSON(stdout, raw)
@@ -420,10 +431,35 @@ func printWrite(w io.Writer, id string, value json.RawMessage, r rawValue) error
 		return err
 	}
 	if len(r.Reply) > 0 && string(r.Reply) != "null" {
-		_, err := fmt.Fprintf(w, "reply: %s\n", r.Reply)
+		_, err := fmt.Fprintf(w, "%s answered %s\n", id, r.Reply)
 		return err
 	}
 	return nil
+}
+
+// defaultReplyWithin is how long `write` waits for a line instrument's
+// answer unless told: long enough for an instrument's quick answer
+// ("ERR unknown command"), short enough not to be noticed after a
+// command that gets none.
+const defaultReplyWithin = 500 * time.Millisecond
+
+// unknownParam reports whether err is the hub's refusal of a param it
+// does not know.
+func unknownParam(err error, param string) bool {
+	var he *halclient.HubError
+	return errors.As(err, &he) && he.Code() == openhal.CodeInvalidParams && he.Reason() == "unknown_param" && he.Param() == param
+}
+
+// withStringHint adds to a refusal of a value that parsed as JSON (42,
+// true) by a device that wants a string how to send it as one.
+func withStringHint(err error, arg string, value json.RawMessage) error {
+	var he *halclient.HubError
+	if !errors.As(err, &he) || he.Reason() != "wrong_type" || !strings.Contains(err.Error(), "want a string") ||
+		strings.HasPrefix(string(value), `"`) {
+		return err
+	}
+	quoted, _ := json.Marshal(arg)
+	return fmt.Errorf("%w; to send it as a string, quote it: '%s'", err, quoted)
 }
 
 // cmdWatch prints one line per event until interrupted, each starting
@@ -458,7 +494,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.json {
 		p.status = stderr
 	}
-	err = halclient.Watch(ctx, f.hub, opt, p.event)
+	err = f.worded(halclient.Watch(ctx, f.hub, opt, p.event))
 	var he *halclient.HubError
 	switch {
 	case p.err != nil:
@@ -533,7 +569,7 @@ func (p *watchPrinter) line(e halclient.WatchEvent) string {
 	case halclient.EventRestarted:
 		return fmt.Sprintf("hub restarted (new run %s); values read again", e.Init.BootID)
 	case halclient.EventDevices:
-		return fmt.Sprintf("%d devices", len(e.Devices))
+		return fmt.Sprintf("%d %s", len(e.Devices), plural(uint64(len(e.Devices)), "device", "devices"))
 	case halclient.EventValue:
 		if e.Resync {
 			return fmt.Sprintf("%s = %s (%s, current)", e.Device, p.valueText(e.Device, e.Value.Value), seqNote(e.Value.Seq, e.Value.DevSeq))

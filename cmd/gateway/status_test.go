@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"regexp"
 	"strings"
@@ -208,9 +209,10 @@ func TestWatchFilter(t *testing.T) {
 			t.Errorf("watch %s printed %q", tc.id, o)
 		}
 	}
-	_, stderr, err := runClient(t, cmdWatch, "Not-An-Id!", "--hub", url)
-	if err != errUsage || !strings.HasPrefix(stderr, `gateway: watch: "Not-An-Id!" is not a device id`) {
-		t.Errorf("watch Not-An-Id!: %v, %q; want a usage error", err, stderr)
+	// runMain prints the usage error's line and the usage (usage_test.go).
+	_, _, err := runClient(t, cmdWatch, "Not-An-Id!", "--hub", url)
+	if !errors.Is(err, errUsage) || !strings.HasPrefix(err.Error(), `watch: "Not-An-Id!" is not a device id`) {
+		t.Errorf("watch Not-An-Id!: %v; want a usage error", err)
 	}
 }
 

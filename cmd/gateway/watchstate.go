@@ -20,16 +20,14 @@ import (
 
 // watchFilter turns DEVICE... into the set to keep; nil keeps every
 // device. An argument that is not a device id at all is a usage error.
-func watchFilter(fs *flag.FlagSet, ids []string, stderr io.Writer) (map[string]bool, error) {
+func watchFilter(fs *flag.FlagSet, ids []string, _ io.Writer) (map[string]bool, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	only := map[string]bool{}
 	for _, id := range ids {
 		if !device.ValidID(id) {
-			fmt.Fprintf(stderr, "gateway: watch: %q is not a device id (lower-case letters, digits, '.', '_' and '-')\n", id)
-			fs.Usage()
-			return nil, errUsage
+			return nil, usagef(fs, "%q is not a device id (lower-case letters, digits, '.', '_' and '-')", id)
 		}
 		only[id] = true
 	}
@@ -220,7 +218,7 @@ func stoppedLine(params json.RawMessage, again bool) string {
 		s += "; safe values applied to " + strings.Join(sp.SafeApplied, ", ")
 	}
 	for _, fl := range sp.Failed {
-		s += "; FAILED: " + errorText(fl.Error, fl.Device)
+		s += "; FAILED: " + errorText(fl.Error, fl.Device, false)
 	}
 	if len(sp.LeftAsIs) > 0 {
 		parts := make([]string, len(sp.LeftAsIs))
