@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -398,15 +399,54 @@ func fieldsOf(t reflect.Type) map[string]int {
 	return out
 }
 
-// suggest names the field a misspelt key was meant to be, when the two
-// differ only in case.
+// suggest names the field a misspelt key was meant to be: one that
+// differs only in case (maxInflight), else the one closest in spelling
+// when it is close enough and no other is as close (htp, boad).
 func suggest(key string, fields map[string]int) string {
-	for name := range fields {
+	names := slices.Sorted(maps.Keys(fields))
+	for _, name := range names {
 		if strings.EqualFold(name, key) {
 			return fmt.Sprintf(" (did you mean %s?)", name)
 		}
 	}
-	return ""
+	best, bestDist, ties := "", 0, 0
+	for _, name := range names {
+		dist := editDistance(strings.ToLower(key), strings.ToLower(name))
+		switch {
+		case best == "" || dist < bestDist:
+			best, bestDist, ties = name, dist, 0
+		case dist == bestDist:
+			ties++
+		}
+	}
+	// One edit in a short name, two in a longer one: further than that
+	// the guess is more likely wrong than helpful.
+	if best == "" || ties > 0 || bestDist > max(1, min(2, len(key)/4)) {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %s?)", best)
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes (field
+// names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func isNull(n *yaml.Node) bool { return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null" }

@@ -63,13 +63,7 @@ func (v *validator) device(path string, d device.Descriptor, dc DeviceConfig, ow
 	if dc.Risk != nil && *dc.Risk != device.RiskLow && *dc.Risk != device.RiskHigh {
 		v.add(path+".risk", "want low or high, got %q", *dc.Risk)
 	}
-	if dc.Safe != nil {
-		if !d.Access.CanWrite() {
-			v.readOnly(path+".safe", d)
-		} else if err := d.Schema.Validate(dc.Safe); err != nil {
-			v.add(path+".safe", "%s does not fit %s: %v", show(dc.Safe), d.ID, err)
-		}
-	}
+	v.safe(path, d, dc)
 	if dc.ConfirmTTL != nil {
 		if !d.Access.CanWrite() {
 			v.readOnly(path+".confirmTtl", d)
@@ -78,6 +72,7 @@ func (v *validator) device(path string, d device.Descriptor, dc DeviceConfig, ow
 		}
 	}
 	v.rules(path+".rules", d, dc, own, all)
+	v.ownRulesNeedSafe(path, d, dc, own)
 }
 
 // readOnly reports a setting that only means something for a device that
@@ -140,7 +135,9 @@ func (v *validator) rules(path string, d device.Descriptor, dc DeviceConfig, own
 // nothing.
 func (v *validator) needsSafe(path string, d device.Descriptor, what string) {
 	switch {
-	case d.Safe == nil:
+	case d.Safe == nil && d.NoSafeReason != "" && d.Kind != device.KindSerial:
+		v.add(path, "%s has safe: none, so no safe value %s (give it one)", d.ID, what)
+	case d.Safe == nil && d.Kind != device.KindSerial:
 		v.add(path, "%s has no safe value %s (set its safe)", d.ID, what)
 	case d.Kind == device.KindSerial:
 		v.add(path, "%s's value is the last line it received, not what was written: it is never at its safe value", d.ID)

@@ -54,10 +54,14 @@ type DeviceConfig struct {
 
 	// Risk overrides the device's risk: low or high.
 	Risk *device.Risk `yaml:"risk"`
-	// Safe overrides the device's safe value (nil: keep the board's). It
-	// is a value as encoding/json would decode it: bool, float64, string
-	// or map[string]any.
+	// Safe overrides the device's safe value (nil: keep the board's, or
+	// on a real board its kind's, DefaultSafe). It is a value as
+	// encoding/json would decode it: bool, float64, string or
+	// map[string]any; the word SafeNone says the device has none.
 	Safe any `yaml:"safe"`
+	// NoSafeReason says why a device has `safe: none`; it is required
+	// with it, and the descriptor and the stop's result repeat it.
+	NoSafeReason string `yaml:"noSafeReason"`
 	// ConfirmTTL is the lifetime of Confirmation Requests to write this
 	// device.
 	ConfirmTTL *time.Duration `yaml:"confirmTtl"`
@@ -111,7 +115,10 @@ func (c *Config) Overrides() map[string]sim.Override {
 			o.Risk = *dc.Risk
 		}
 		o.Safe = dc.Safe
-		if o.Risk != "" || o.Safe != nil {
+		if dc.safeNone() {
+			o.Safe, o.NoSafe = nil, dc.NoSafeReason
+		}
+		if o.Risk != "" || o.Safe != nil || o.NoSafe != "" {
 			out[id] = o
 		}
 	}

@@ -89,7 +89,7 @@ stopButton: sim.button
 		case sim.LED:
 			want[i].Safe = false
 		case sim.Meter:
-			want[i].Safe = "OUTP OFF"
+			want[i].Safe, want[i].NoSafeReason = "OUTP OFF", ""
 		}
 	}
 	if got := c.Descriptors(); !reflect.DeepEqual(got, want) {
@@ -179,8 +179,8 @@ func TestDeviceErrors(t *testing.T) {
 		{"condition not a mapping", lock("sim.door"), il + `: want a mapping of settings, got "sim.door"`},
 		{"interlock null", heater("    rules:\n      interlock:\n"), "devices.sim.heater.rules.interlock: want a list ([] for none), got nothing"},
 		{"interlock not a list", heater("    rules:\n      interlock: {device: sim.door}\n"), "devices.sim.heater.rules.interlock: want a list ([] for none), got a mapping"},
-		{"interlock without safe", devs("  sim.fan:\n    rules:\n      interlock: [{device: sim.door, op: eq, value: false}]\n"),
-			"devices.sim.fan.rules.interlock: sim.fan has no safe value to drive it to when a condition stops holding (set its safe)"},
+		{"interlock without safe", devs("  sim.fan:\n    safe: none\n    noSafeReason: cools the bench\n    rules:\n      interlock: [{device: sim.door, op: eq, value: false}]\n"),
+			"devices.sim.fan.rules.interlock: sim.fan has safe: none, so no safe value to drive it to when a condition stops holding (give it one)"},
 		{"interlock on a line device", devs("  sim.meter:\n    safe: 'OFF'\n    rules:\n      interlock: [{device: sim.door, op: eq, value: false}]\n"),
 			"devices.sim.meter.rules.interlock: sim.meter's value is the last line it received, not what was written: it is never at its safe value"},
 		// Bounds.
@@ -198,7 +198,8 @@ func TestDeviceErrors(t *testing.T) {
 		{"zero maxOnMs", heater("    rules: {maxOnMs: 0}\n"), "devices.sim.heater.rules.maxOnMs: must be a positive number of milliseconds, got 0"},
 		{"maxOnMs as a duration", heater("    rules: {maxOnMs: 10m}\n"), `devices.sim.heater.rules.maxOnMs: want an integer, got "10m"`},
 		{"maxOnMs too long", heater("    rules: {maxOnMs: 9223372036854775}\n"), "devices.sim.heater.rules.maxOnMs: 9223372036854775 ms is too long (at most 9223372036854)"},
-		{"maxOnMs without safe", devs("  sim.led:\n    rules: {maxOnMs: 1000}\n"), "devices.sim.led.rules.maxOnMs: sim.led has no safe value to go back to (set its safe)"},
+		{"maxOnMs without safe", devs("  sim.led:\n    safe: none\n    noSafeReason: a status light\n    rules: {maxOnMs: 1000}\n"),
+			"devices.sim.led.rules.maxOnMs: sim.led has safe: none, so no safe value to go back to (give it one)"},
 		{"maxOnMs on a line device", devs("  sim.meter:\n    safe: 'OFF'\n    rules: {maxOnMs: 1000}\n"),
 			"devices.sim.meter.rules.maxOnMs: sim.meter's value is the last line it received, not what was written: it is never at its safe value"},
 		// Overrides.

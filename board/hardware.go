@@ -68,9 +68,9 @@ var kindFields = map[string][]string{
 }
 
 // commonFields are the fields of every device entry; risk, safe,
-// confirmTtl and rules are judged against the descriptor instead (a
-// read-only device has no safe value).
-var commonFields = []string{"kind", "label", "tags", "risk", "safe", "confirmTtl", "rules"}
+// noSafeReason, confirmTtl and rules are judged against the descriptor
+// instead (a read-only device has no safe value).
+var commonFields = []string{"kind", "label", "tags", "risk", "safe", "noSafeReason", "confirmTtl", "rules"}
 
 // PWMConfig says what drives a pwm device. In the file it is either the
 // word `software` or a mapping `{chip, channel}`; either part of the
@@ -217,7 +217,7 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 	d := device.Descriptor{
 		ID: id, Kind: dc.Kind, Label: dc.Label, Source: "board",
 		Access: device.AccessReadWrite, Risk: device.RiskHigh,
-		Safe: dc.Safe, State: device.StateOK, Tags: slices.Clone(dc.Tags),
+		Safe: DefaultSafe(dc.Kind), State: device.StateOK, Tags: slices.Clone(dc.Tags),
 	}
 	zero, hundred, maxLen := 0.0, 100.0, serial.MaxLine
 	switch dc.Kind {
@@ -241,11 +241,15 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 		d.Access, d.Risk = device.AccessRead, device.RiskLow
 	case device.KindSerial:
 		d.Schema = device.Schema{Type: device.TypeString, MaxLength: &maxLen}
+		d.NoSafeReason = serialNoSafe
 	default:
 		return device.Descriptor{}, false
 	}
 	if dc.Risk != nil {
 		d.Risk = *dc.Risk
+	}
+	if d.Access.CanWrite() {
+		d = dc.applySafe(d)
 	}
 	return d, true
 }
@@ -258,20 +262,18 @@ func (dc DeviceConfig) options() SensorOptions {
 }
 
 // InitialValue is the value an output or a pwm device starts at: its
-// initial, else its safe value, else off (false, or 0 %). It is nil for
-// the other kinds.
+// initial, else its safe value, else off (false, or 0 %) when it has
+// safe: none. It is nil for the other kinds.
 func (dc DeviceConfig) InitialValue() any {
 	switch {
 	case dc.Kind != device.KindGPIOOutput && dc.Kind != device.KindPWM:
 		return nil
 	case dc.Initial != nil:
 		return dc.Initial
-	case dc.Safe != nil:
+	case dc.Safe != nil && !dc.safeNone():
 		return dc.Safe
-	case dc.Kind == device.KindPWM:
-		return 0.0
 	}
-	return false
+	return DefaultSafe(dc.Kind)
 }
 
 // PortConfig is a serial device's port as hw/serial takes it, with the

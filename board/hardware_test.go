@@ -444,8 +444,8 @@ devices:
 	want := []device.Descriptor{
 		d("i", device.KindGPIOInput, "Button", r, low, boolean, nil, "panel"),
 		d("m", device.KindSerial, "", rw, high, device.Schema{Type: device.TypeString, MaxLength: &maxLen}, "OUTP OFF"),
-		d("o", device.KindGPIOOutput, "", rw, high, boolean, nil),
-		d("p", device.KindPWM, "", rw, high, device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, nil),
+		d("o", device.KindGPIOOutput, "", rw, high, boolean, false),
+		d("p", device.KindPWM, "", rw, high, device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, 0.0),
 		d("s", device.KindSensor, "", r, low, device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{"ain1": volts, "ain3": volts}}, nil),
 		d("t", device.KindSensor, "", r, high, device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{
 			"temperature": {Type: device.TypeNumber, Unit: "Cel"}}}, nil),

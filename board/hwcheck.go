@@ -166,7 +166,7 @@ func kindsWith(f string) []string {
 func (v *validator) simEntries(c *Config) {
 	for _, id := range slices.Sorted(maps.Keys(c.Devices)) {
 		for _, f := range c.Devices[id].setFields() {
-			if !slices.Contains([]string{"risk", "safe", "confirmTtl", "rules"}, f) {
+			if !slices.Contains([]string{"risk", "safe", "noSafeReason", "confirmTtl", "rules"}, f) {
 				v.add(join("devices", id)+"."+f, "the sim board's devices are built in: %s is for devices of a real board", f)
 			}
 		}

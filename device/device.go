@@ -61,7 +61,9 @@ const (
 //
 // Safe is nil when the device has no safe value: an emergency stop then
 // leaves it alone. A safe value of false is kept (it is not a nil
-// interface), so it is encoded.
+// interface), so it is encoded. NoSafeReason says why a written device
+// has none (a gateway extension of the descriptor), so that a client and
+// the stop's result can tell an operator what a stop leaves as it is.
 type Descriptor struct {
 	ID     string   `json:"id"`
 	Kind   string   `json:"kind"`
@@ -74,6 +76,11 @@ type Descriptor struct {
 	State  State    `json:"state"`
 	Fault  string   `json:"fault,omitempty"`
 	Tags   []string `json:"tags,omitempty"`
+
+	// NoSafeReason is set only when Safe is nil and the device is
+	// written: the configuration's reason for `safe: none`, or the
+	// board's (a serial line has no state to return to).
+	NoSafeReason string `json:"noSafeReason,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
@@ -112,10 +119,13 @@ type Reading struct {
 }
 
 // WriteRequest is a value to apply and, for line devices, whether the
-// caller waits for the instrument's next line.
+// caller waits for the instrument's next line: Reply waits for it (no
+// line is an error), ReplyWithin waits at most that long and takes none
+// as no answer. Other devices ignore both.
 type WriteRequest struct {
-	Value any
-	Reply bool
+	Value       any
+	Reply       bool
+	ReplyWithin time.Duration
 }
 
 // WriteResult says what a write did. For most devices the written value

@@ -11,7 +11,7 @@ import (
 type EventKind int
 
 const (
-	EventValue   EventKind = iota // a new value: Value, TS, Seq
+	EventValue   EventKind = iota // a new value: Value, TS, Seq, DevSeq
 	EventState                    // a change of state: State, Fault
 	EventAdded                    // a device was added: Descriptor
 	EventRemoved                  // a device was removed: Reason
@@ -24,6 +24,7 @@ type Event struct {
 	Value      any
 	TS         time.Time
 	Seq        uint64
+	DevSeq     uint64
 	State      State
 	Fault      string
 	Descriptor Descriptor
@@ -35,13 +36,22 @@ type Snapshot struct {
 	Value any
 	TS    time.Time // wall clock, as reported
 	Seq   uint64
-	At    time.Time // when the registry took it, with a monotonic reading
+	// DevSeq is the device's own count of values (see Registry).
+	DevSeq uint64
+	At     time.Time // when the registry took it, with a monotonic reading
 }
 
 // Registry is the one list of devices that the Hub serves, whatever
 // provides them. Every value that any device produces passes through
 // Publish, which numbers it with the Hub-wide seq and hands it to every
 // subscriber in that order.
+//
+// Each value also gets its device's own count, DevSeq: 1 for the first
+// value of that id, one more for each next one, kept when the device is
+// removed and added again, so that it never goes back during a run. A
+// client that sees only some devices tells its own losses by a gap in
+// DevSeq, which says nothing of the devices it cannot see, where a gap
+// in Seq would count their values too (spec §8).
 //
 // Subscribers are called with the registry's lock held, so that every
 // subscriber sees every event in seq order. A subscriber must therefore
@@ -52,6 +62,11 @@ type Registry struct {
 	mu      sync.RWMutex
 	devices map[string]*entry
 	seq     uint64
+	// devSeq is each id's count of values. It outlives the entry (one
+	// number per id ever registered, which the configuration and the
+	// adapters' manifests bound) so that a device added again goes on
+	// counting.
+	devSeq  map[string]uint64
 	subs    map[int]func(Event)
 	nextSub int
 }
@@ -70,7 +85,7 @@ func NewRegistry(now func() time.Time) *Registry {
 	if now == nil {
 		now = time.Now
 	}
-	return &Registry{now: now, devices: map[string]*entry{}, subs: map[int]func(Event){}}
+	return &Registry{now: now, devices: map[string]*entry{}, devSeq: map[string]uint64{}, subs: map[int]func(Event){}}
 }
 
 // Now is the registry's clock, against which a Snapshot's At is measured.
@@ -212,9 +227,10 @@ func (r *Registry) publish(id string, want *entry, v any, ts time.Time) (Snapsho
 		return Snapshot{}, false
 	}
 	r.seq++
-	e.snap = Snapshot{Value: v, TS: ts.UTC(), Seq: r.seq, At: at}
+	r.devSeq[id]++
+	e.snap = Snapshot{Value: v, TS: ts.UTC(), Seq: r.seq, DevSeq: r.devSeq[id], At: at}
 	e.has = true
-	r.emit(Event{Kind: EventValue, Device: id, Value: v, TS: e.snap.TS, Seq: r.seq})
+	r.emit(Event{Kind: EventValue, Device: id, Value: v, TS: e.snap.TS, Seq: r.seq, DevSeq: e.snap.DevSeq})
 	return e.snap, true
 }
 

@@ -35,8 +35,8 @@ func (c *Conn) Read(ctx context.Context, id string, maxAgeMs int64) (openhal.Val
 }
 
 // WriteResult is the answer to hal/write: applied (Status "applied", with
-// the value's ts and seq) or waiting for an admin (Status "pending", with
-// the Confirmation).
+// the value's ts, devSeq, and seq for a token that sees every device) or
+// waiting for an admin (Status "pending", with the Confirmation).
 type WriteResult struct {
 	openhal.WriteResult
 	Confirmation *Confirmation `json:"confirmation,omitempty"`

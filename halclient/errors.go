@@ -13,10 +13,16 @@ import (
 // so that it reads as one sentence for a person: `no such device
 // "sim.lde"` rather than `jsonrpc error -32004: no device "sim.lde"`.
 // errors.As still finds the *jsonrpc.Error inside.
+//
+// Error appends the code's name and data.reason, "(CONFIRMATION_CLOSED):
+// confirmation_closed", for logs and scripts; with Plain set it is the
+// sentence alone, which already says what they say, for a person (the
+// gateway CLI sets it unless --json).
 type HubError struct {
 	Method string // the request that failed
 	Device string // the device it named, if any
 	Err    *jsonrpc.Error
+	Plain  bool // the sentence without the code's name and reason
 }
 
 // Describe wraps an error answer (a *jsonrpc.Error, as Call returns it) in
@@ -38,6 +44,9 @@ func (e *HubError) Code() int64 { return e.Err.Code }
 // Reason returns data.reason, the error's machine-readable word.
 func (e *HubError) Reason() string { return e.field("reason") }
 
+// Param returns data.param, the request param the error is about, if any.
+func (e *HubError) Param() string { return e.field("param") }
+
 // field returns data[name] when it is a string.
 func (e *HubError) field(name string) string {
 	d, _ := e.Err.Data.(map[string]any)
@@ -54,6 +63,8 @@ func (e *HubError) Error() string {
 	switch {
 	case code == openhal.CodeUnauthorized && reason == "token_missing":
 		return e.tagged("the hub wants a token and none was given")
+	case code == openhal.CodeUnauthorized && e.Plain && e.Err.Message != "":
+		return "the hub refused the token: " + e.Err.Message
 	case code == openhal.CodeUnauthorized:
 		return e.tagged("the hub refused the token")
 	case code == openhal.CodeDeviceNotFound && dev != "":
@@ -73,8 +84,11 @@ func (e *HubError) Error() string {
 }
 
 // tagged appends the code's name and the reason: "msg (UNAUTHORIZED):
-// token_unknown".
+// token_unknown", unless Plain.
 func (e *HubError) tagged(msg string) string {
+	if e.Plain && msg != "" {
+		return msg
+	}
 	name := openhal.CodeName(e.Err.Code)
 	if name == "" {
 		name = fmt.Sprintf("error %d", e.Err.Code)

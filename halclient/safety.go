@@ -14,8 +14,10 @@ import (
 
 // Stop engages the emergency stop. The result lists the devices driven to
 // their safe value and those that failed, each with its error. A Hub that
-// engaged the stop but could not latch it on disk answers INTERNAL_ERROR
-// (data.reason "latch_failed"); the stop is engaged all the same.
+// engaged the stop but could not write it to its state directory says so
+// in the result (LatchFailed, AuditFailed); an older Hub answered
+// INTERNAL_ERROR (data.reason "latch_failed"). The stop is engaged all the
+// same.
 func (c *Conn) Stop(ctx context.Context, reason string) (openhal.StopResult, error) {
 	var res openhal.StopResult
 	err := c.Call(ctx, openhal.MethodStop, openhal.StopParams{Reason: reason}, &res)

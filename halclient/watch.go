@@ -30,9 +30,13 @@ const (
 	// EventReadFailed: reading a device on (re)connection failed (Device,
 	// Err); a device with no value yet, or in fault.
 	EventReadFailed EventKind = "read-failed"
-	// EventMissed: Missed value events were not seen, either while
-	// disconnected (Reconnected set) or because the seq of hal/value
-	// jumped (the Hub coalesced values for a slow reader).
+	// EventMissed: Missed values of Device were never passed on, either
+	// while disconnected (Reconnected set) or because its devSeq jumped
+	// (the Hub coalesced values for a slow reader, or this client dropped
+	// them). Only values of devices this watch's token sees count: a gap
+	// is a device's own (docs/protocol.md, "Telling missed values").
+	// Device is empty when the Hub sends no devSeq (an older Hub), where
+	// the Hub-wide seq is all there is to go by.
 	EventMissed EventKind = "missed"
 	// EventDropped: Dropped notifications were lost in this client because
 	// the watch function kept up too slowly.
@@ -82,11 +86,13 @@ const (
 // reads the value the Hub holds for each readable one (a resync), then
 // passes on notifications. A lost connection is redialled with backoff; on
 // return, Watch tells a restart of the Hub (new bootId) from a gap in the
-// same run (the seq of hal/value moved on by more than the values it saw).
+// same run.
 //
-// seq counts value events Hub-wide, so with a token limited to some
-// devices, or with write-only devices (which a resync cannot read), a jump
-// may also count values this watch was never meant to see.
+// A gap is told by each device's devSeq, its own count of values (spec
+// §8): values of devices the token does not see never count, whatever
+// they do. A write-only device, which a resync cannot read, shows the
+// values it missed while disconnected with its next hal/value. With a
+// Hub that sends no devSeq, the Hub-wide seq is used as before.
 //
 // Watch returns ctx's error when ctx ends, and at once on an error that
 // retrying cannot mend: a refused token, a protocol version this client
@@ -143,10 +149,12 @@ type watcher struct {
 	opt Options
 	fn  func(WatchEvent)
 
-	bootID  string
-	seq     uint64            // highest seq seen in this bootId
-	haveSeq bool              // seq means something
-	devSeq  map[string]uint64 // per device, the seq of the value last passed on
+	bootID string
+	// last is, per device, the value last passed on (a resync's or a
+	// notification's), in this bootId.
+	last    map[string]mark
+	seq     uint64 // highest seq seen in this bootId (a Hub without devSeq)
+	haveSeq bool   // seq means something
 	dropped uint64
 }
 
@@ -181,7 +189,7 @@ func (w *watcher) connected(init openhal.InitializeResult) {
 	reconnected := w.bootID != ""
 	restarted := reconnected && init.BootID != w.bootID
 	if restarted || !reconnected {
-		w.seq, w.haveSeq, w.devSeq = 0, false, map[string]uint64{}
+		w.seq, w.haveSeq, w.last = 0, false, map[string]mark{}
 	}
 	w.bootID = init.BootID
 	kind := EventConnected
@@ -192,8 +200,8 @@ func (w *watcher) connected(init openhal.InitializeResult) {
 }
 
 // resync lists the devices and reads the values the Hub holds for the
-// readable ones. Values that happened while disconnected show as a seq
-// beyond the last one seen.
+// readable ones. Values that happened while disconnected show as a devSeq
+// beyond the last one passed on for that device.
 func (w *watcher) resync(ctx context.Context, c *Conn) error {
 	devs, err := c.Devices(ctx)
 	if err != nil {
@@ -207,6 +215,7 @@ func (w *watcher) resync(ctx context.Context, c *Conn) error {
 	if err := c.Err(); err != nil {
 		return err
 	}
+	var missed []WatchEvent
 	var top uint64
 	got := false
 	for _, r := range results {
@@ -214,18 +223,53 @@ func (w *watcher) resync(ctx context.Context, c *Conn) error {
 			w.fn(WatchEvent{Kind: EventReadFailed, Device: r.id, Err: r.err})
 			continue
 		}
-		top, got = max(top, r.v.Seq), true
-		w.devSeq[r.id] = r.v.Seq
+		if n := w.gap(r.v); n > 0 {
+			missed = append(missed, WatchEvent{Kind: EventMissed, Device: r.id, Missed: n, Reconnected: true})
+		}
+		if r.v.DevSeq == 0 {
+			top, got = max(top, r.v.Seq), true
+		}
+		w.last[r.id] = mark{seq: r.v.Seq, devSeq: r.v.DevSeq}
 		w.fn(WatchEvent{Kind: EventValue, Device: r.id, Value: &r.v, Resync: true})
 	}
+	for _, e := range missed {
+		w.fn(e)
+	}
 	if !got {
-		return nil // nothing to compare; the next hal/value sets the mark
+		return nil // nothing to compare by seq; the next hal/value sets the mark
 	}
 	if w.haveSeq && top > w.seq {
 		w.fn(WatchEvent{Kind: EventMissed, Missed: top - w.seq, Reconnected: true})
 	}
 	w.seq, w.haveSeq = max(w.seq, top), true
 	return nil
+}
+
+// mark is the value of a device last passed on.
+type mark struct{ seq, devSeq uint64 }
+
+// gap is how many values of v's device came between the one last passed
+// on and v, by devSeq: 0 for a device not seen before in this bootId, or
+// from a Hub that sends no devSeq.
+func (w *watcher) gap(v openhal.ValueResult) uint64 {
+	m, ok := w.last[v.Device]
+	if !ok || v.DevSeq == 0 || m.devSeq == 0 || v.DevSeq <= m.devSeq+1 {
+		return 0
+	}
+	return v.DevSeq - m.devSeq - 1
+}
+
+// newer reports whether v comes after the value of its device last passed
+// on: by devSeq, or by seq from a Hub that sends no devSeq.
+func (w *watcher) newer(v openhal.ValueResult) bool {
+	m, ok := w.last[v.Device]
+	switch {
+	case !ok:
+		return true
+	case v.DevSeq > 0 && m.devSeq > 0:
+		return v.DevSeq > m.devSeq
+	}
+	return v.Seq > m.seq
 }
 
 type readResult struct {
@@ -258,9 +302,11 @@ func readAll(ctx context.Context, c *Conn, devs []device.Descriptor) []readResul
 	return out
 }
 
-// notification passes one notification on. A hal/value whose seq jumps
-// past the last one seen reports the values missed in between; one no
-// newer than what the resync read for its device is not passed on.
+// notification passes one notification on. A hal/value whose devSeq
+// jumps past the last one passed on for its device reports the values of
+// that device missed in between (with a Hub that sends no devSeq: a seq
+// that jumps past the last one seen); one no newer than what was passed
+// on for its device (the resync read it) is not passed on.
 func (w *watcher) notification(n Notification) {
 	if n.Method != openhal.NotifyValue {
 		w.fn(WatchEvent{Kind: EventNotification, Notification: &n})
@@ -271,15 +317,26 @@ func (w *watcher) notification(n Notification) {
 		w.fn(WatchEvent{Kind: EventNotification, Notification: &n})
 		return
 	}
+	if v.DevSeq == 0 {
+		w.seqGap(v)
+	}
+	if !w.newer(v) {
+		return
+	}
+	if gap := w.gap(v); gap > 0 {
+		w.fn(WatchEvent{Kind: EventMissed, Device: v.Device, Missed: gap})
+	}
+	w.last[v.Device] = mark{seq: v.Seq, devSeq: v.DevSeq}
+	w.fn(WatchEvent{Kind: EventValue, Device: v.Device, Value: &v, Notification: &n})
+}
+
+// seqGap reports values missed by the Hub-wide seq, for a Hub that sends
+// no devSeq.
+func (w *watcher) seqGap(v openhal.ValueResult) {
 	if w.haveSeq && v.Seq > w.seq+1 {
 		w.fn(WatchEvent{Kind: EventMissed, Missed: v.Seq - w.seq - 1})
 	}
 	if v.Seq > w.seq || !w.haveSeq {
 		w.seq, w.haveSeq = v.Seq, true
 	}
-	if last, ok := w.devSeq[v.Device]; ok && v.Seq <= last {
-		return
-	}
-	w.devSeq[v.Device] = v.Seq
-	w.fn(WatchEvent{Kind: EventValue, Device: v.Device, Value: &v, Notification: &n})
 }

@@ -47,8 +47,13 @@ func (h *Hub) auditAnswer(p openhal.Principal, method string, params json.RawMes
 	if !ok {
 		return e
 	}
-	if _, applied := res.(openhal.WriteResult); applied && e == nil {
-		return nil // recorded by apply, before the value was published
+	if e == nil {
+		switch res.(type) {
+		case openhal.WriteResult:
+			return nil // recorded by apply, before the value was published
+		case openhal.StopResult, openhal.ResumeResult:
+			return nil // recorded by the Hub: a stop before hal/stopped, a resume before it is acted on
+		}
 	}
 	var req struct {
 		Device string          `json:"device"`

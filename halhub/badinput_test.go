@@ -255,7 +255,7 @@ func TestParamsStrict(t *testing.T) {
 				{"hal/devices/get", map[string]string{"device": `"bench.led"`}, []paramSpec{{"device", "string", true}}},
 				{"hal/read", map[string]string{"device": `"bench.led"`}, []paramSpec{{"device", "string", true}, {"maxAgeMs", "int", false}}},
 				{"hal/write", map[string]string{"device": `"bench.led"`, "value": `true`}, []paramSpec{
-					{"device", "string", true}, {"value", "any", true}, {"reason", "string", false}, {"reply", "bool", false}, {"timeoutMs", "int", false}}},
+					{"device", "string", true}, {"value", "any", true}, {"reason", "string", false}, {"reply", "bool", false}, {"replyWithinMs", "int", false}, {"timeoutMs", "int", false}}},
 				{"hal/stop", nil, []paramSpec{{"reason", "string", false}}},
 				{"hal/resume", nil, nil},
 				{"hal/confirmations/list", nil, []paramSpec{{"status", "string", false}}},
@@ -303,6 +303,7 @@ func TestParamsStrict(t *testing.T) {
 			for _, tc := range []struct{ method, param, value string }{
 				{"hal/read", "maxAgeMs", "-1"}, {"hal/read", "maxAgeMs", big},
 				{"hal/write", "timeoutMs", "0"}, {"hal/write", "timeoutMs", "-5"}, {"hal/write", "timeoutMs", "60001"}, {"hal/write", "timeoutMs", big},
+				{"hal/write", "replyWithinMs", "0"}, {"hal/write", "replyWithinMs", "5001"}, {"hal/write", "replyWithinMs", big},
 				{"hal/audit/list", "limit", "0"}, {"hal/audit/list", "limit", "1001"}, {"hal/audit/list", "limit", "-1"}, {"hal/audit/list", "limit", big},
 				{"hal/audit/list", "since", "-1"}, {"hal/audit/list", "since", "18446744073709551616"}, {"hal/audit/list", "since", big},
 			} {

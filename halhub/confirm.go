@@ -236,7 +236,9 @@ func (h *Hub) resolve(pw *pendingWrite, status string, set func(*openhal.Confirm
 		cs.resolved = cs.resolved[1:]
 	}
 	cs.mu.Unlock()
-	h.broadcast(openhal.NotifyConfirmationResolved, c.Device, openhal.ConfirmationNotice{Confirmation: c})
+	h.broadcastViews(openhal.NotifyConfirmationResolved, c.Device, func(e token.Entry) any {
+		return openhal.ConfirmationNotice{Confirmation: confirmationFor(e, c)}
+	})
 	return c
 }
 
@@ -336,12 +338,12 @@ func serveConfirmationApprove(s *session, _ context.Context, params json.RawMess
 	if err := s.confirmationParams(params, &p, &p.ID); err != nil {
 		return nil, err
 	}
-	who, _ := s.who()
+	who, entry := s.who()
 	c, err := s.hub.approve(p.ID, who)
 	if err != nil {
 		return nil, err
 	}
-	return c, nil
+	return confirmationFor(entry, c), nil
 }
 
 func serveConfirmationReject(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {

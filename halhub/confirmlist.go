@@ -50,6 +50,9 @@ func serveConfirmationsList(s *session, ctx context.Context, params json.RawMess
 		all := s.hub.confirms.after(after, func(c *openhal.Confirmation) bool {
 			return (p.Status == "" || c.Status == p.Status) && entry.Visible(c.Device)
 		})
+		for i := range all {
+			all[i] = confirmationFor(entry, all[i])
+		}
 		return page(all, limit, room), nil
 	})
 }

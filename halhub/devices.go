@@ -132,7 +132,8 @@ func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *j
 	} else if !cached {
 		return nil, newError(openhal.CodeDeviceFault, "no_value", "device "+f.id+" has no value yet", data{"device": f.id})
 	}
-	return openhal.ValueResult{Device: f.id, Value: snap.Value, TS: snap.TS, Seq: snap.Seq}, nil
+	_, entry := s.who()
+	return valueFor(entry, openhal.ValueResult{Device: f.id, Value: snap.Value, TS: snap.TS, Seq: snap.Seq, DevSeq: snap.DevSeq}), nil
 }
 
 // measure takes a fresh reading within the read deadline and publishes it,

@@ -157,6 +157,37 @@ func TestWriteAppliesAndNotifies(t *testing.T) {
 	}
 }
 
+// params.replyWithinMs reaches the device as its wait for an answer, and
+// an answer it gives comes back as the result's reply; a device that
+// answers nothing gives none, and no error.
+func TestWriteReplyWithin(t *testing.T) {
+	th := newTestHub(t)
+	led := output("bench.led", device.RiskLow)
+	var got []time.Duration
+	led.writeFn = func(_ context.Context, req device.WriteRequest) (device.WriteResult, error) {
+		got = append(got, req.ReplyWithin)
+		if req.Value == true {
+			return device.WriteResult{Reply: &device.Reading{Value: "OK"}}, nil
+		}
+		return device.WriteResult{}, nil
+	}
+	th.addDevice(t, led)
+	c := th.dialTCP(t)
+	c.init(th.admin)
+	m := c.call("hal/write", map[string]any{"device": "bench.led", "value": true, "replyWithinMs": 200})
+	if m.Error != nil || !strings.Contains(string(m.Result), `"reply":"OK"`) {
+		t.Errorf("write answered: %s", m.raw)
+	}
+	m = c.call("hal/write", map[string]any{"device": "bench.led", "value": false, "replyWithinMs": 200})
+	if m.Error != nil || strings.Contains(string(m.Result), `"reply"`) {
+		t.Errorf("write not answered: %s", m.raw)
+	}
+	c.call("hal/write", map[string]any{"device": "bench.led", "value": false})
+	if fmt.Sprint(got) != "[200ms 200ms 0s]" {
+		t.Errorf("the device was asked to wait %v", got)
+	}
+}
+
 // Spec §6: the write checks come in order — scope, params, device, writable,
 // schema — and a refused write changes nothing.
 func TestWriteCheckOrder(t *testing.T) {
@@ -187,6 +218,7 @@ func TestWriteCheckOrder(t *testing.T) {
 		{"schema", c, map[string]any{"device": "bench.led", "value": "on"}, openhal.CodeInvalidParams, "wrong_type"},
 		{"reply on a gpio", c, map[string]any{"device": "bench.led", "value": true, "reply": true}, openhal.CodeInvalidParams, "reply_unsupported"},
 		{"timeout out of range", c, map[string]any{"device": "bench.led", "value": true, "timeoutMs": 0}, openhal.CodeInvalidParams, "out_of_range"},
+		{"reply wait out of range", c, map[string]any{"device": "bench.led", "value": true, "replyWithinMs": 5001}, openhal.CodeInvalidParams, "out_of_range"},
 	} {
 		m := tc.cl.call("hal/write", tc.params)
 		if m.Error == nil || m.Error.Code != tc.code || m.reason() != tc.reason {

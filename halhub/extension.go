@@ -22,9 +22,34 @@ const ExtensionPrefix = "gateway/"
 type Extension struct {
 	Scope openhal.Scope
 	// Serve answers a request on a goroutine of its own; ctx ends with the
-	// connection. Params are as the client sent them (nil when absent):
-	// DecodeParams decodes them strictly.
+	// connection, and CallerOf(ctx) says who asked. Params are as the
+	// client sent them (nil when absent): DecodeParams decodes them
+	// strictly.
 	Serve func(ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error)
+	// Unlimited refuses a token limited to some devices (FORBIDDEN
+	// device_limited), as hal/resume does: for a method whose answer or
+	// effect reaches past any one device's (every adapter's state, an
+	// adapter's restart).
+	Unlimited bool
+}
+
+// Caller is who sent an extension request: a method whose answer could
+// tell of devices (an adapter's name does) leaves that out for a token
+// limited to some devices, which must learn nothing of the others.
+type Caller struct {
+	Principal openhal.Principal
+	// Limited is set for a token limited to some devices.
+	Limited bool
+}
+
+// callerKey is the key of an extension request's Caller in its context.
+type callerKey struct{}
+
+// CallerOf returns who sent the extension request whose context ctx is;
+// false outside one.
+func CallerOf(ctx context.Context) (Caller, bool) {
+	c, ok := ctx.Value(callerKey{}).(Caller)
+	return c, ok
 }
 
 // addExtensions adds exts to methods. A name outside ExtensionPrefix, or
@@ -38,11 +63,16 @@ func addExtensions(methods map[string]method, exts map[string]Extension) {
 		if _, err := openhal.ParseScope(string(ext.Scope)); err != nil {
 			panic(fmt.Sprintf("halhub: extension %q: %v", name, err))
 		}
-		serve := ext.Serve
+		serve, unlimited := ext.Serve, ext.Unlimited
 		methods[name] = method{
 			scope:     ext.Scope,
 			extension: true,
-			serve: func(_ *session, ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+			serve: func(s *session, ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+				p, entry := s.who()
+				if unlimited && len(entry.Devices) > 0 {
+					return nil, errForbidden("device_limited", "%s needs a token not limited to some devices; this one is limited to %s", name, strings.Join(entry.Devices, ", "))
+				}
+				ctx = context.WithValue(ctx, callerKey{}, Caller{Principal: p, Limited: len(entry.Devices) > 0})
 				return serve(ctx, params)
 			},
 		}

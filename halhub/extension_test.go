@@ -69,6 +69,28 @@ func TestExtensions(t *testing.T) {
 	}
 }
 
+// An Unlimited extension refuses an admin token limited to some devices,
+// and serves an unlimited one.
+func TestExtensionUnlimited(t *testing.T) {
+	t.Parallel()
+	exts := map[string]Extension{
+		"gateway/everything": {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: func(context.Context, json.RawMessage) (any, *jsonrpc.Error) {
+			return "all of it", nil
+		}},
+	}
+	th := newTestHub(t, func(o *Options) { o.Extensions = exts })
+	limited := th.dialTCP(t)
+	limited.init(th.token(t, "led-admin", openhal.ScopeAdmin, "sim.led"))
+	if m := limited.call("gateway/everything", nil); m.Error == nil || m.Error.Code != openhal.CodeForbidden || m.reason() != "device_limited" {
+		t.Errorf("a device-limited admin: %s", m.raw)
+	}
+	admin := th.dialTCP(t)
+	admin.init(th.admin)
+	if m := admin.call("gateway/everything", nil); m.Error != nil || string(m.Result) != `"all of it"` {
+		t.Errorf("an unlimited admin: %s", m.raw)
+	}
+}
+
 // An extension outside "gateway/" or without Serve is the gateway's bug,
 // caught when the Hub is made.
 func TestExtensionsRefused(t *testing.T) {

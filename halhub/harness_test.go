@@ -390,15 +390,17 @@ func (d readerDevice) Read(ctx context.Context) (device.Reading, error) {
 type writerDevice struct{ *testDevice }
 
 func (d writerDevice) Write(ctx context.Context, req device.WriteRequest) (device.WriteResult, error) {
+	var res device.WriteResult
 	if d.writeFn != nil {
-		if res, err := d.writeFn(ctx, req); err != nil {
+		var err error
+		if res, err = d.writeFn(ctx, req); err != nil {
 			return res, err
 		}
 	}
 	d.mu.Lock()
 	d.writes = append(d.writes, req.Value)
 	d.mu.Unlock()
-	return device.WriteResult{}, nil
+	return res, nil
 }
 
 // output returns a boolean output device.

@@ -41,11 +41,14 @@ func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 		ctx, cancel := context.WithTimeout(r.Context(), healthDeadline)
 		defer cancel()
 		stuck := append(checkProbes(ctx, probes), h.listenersDown()...)
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		status, body := http.StatusOK, "ok\n"
 		if len(stuck) > 0 {
-			http.Error(w, "stuck: "+strings.Join(stuck, ", "), http.StatusServiceUnavailable)
-			return
+			status, body = http.StatusServiceUnavailable, "stuck: "+strings.Join(stuck, ", ")+"\n"
 		}
-		fmt.Fprintln(w, "ok")
+		w.WriteHeader(status)
+		fmt.Fprint(w, body+h.stopHealthLine())
 	})
 	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
 		if !opt.MetricsPublic {
@@ -70,6 +73,20 @@ func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 		}
 	})
 	return mux
+}
+
+// stopHealthLine is the second line of /healthz while the emergency stop
+// is engaged — "stopped by operator admin since <ts>" — and "" otherwise.
+// The status code stays about health (a stopped gateway is healthy), but
+// whoever looks at the health sees the stop. /healthz needs no token, so
+// the line leaves out the stop's reason, free text a client wrote: a
+// token shows it (hal/initialize, `gateway status`).
+func (h *Hub) stopHealthLine() string {
+	info := h.stopInForce()
+	if info == nil {
+		return ""
+	}
+	return fmt.Sprintf("stopped by %s %s since %s\n", info.Principal.Kind, info.Principal.Name, info.TS.UTC().Format(time.RFC3339))
 }
 
 // checkProbes runs every probe at once and returns, sorted, the names of

@@ -71,6 +71,32 @@ func (h *Hub) tellListenersEach(method string, params func(token.Entry) any) {
 	}
 }
 
+// tellListenersViews is tellListeners for params that differ between a
+// token that sees every device and one limited to some (view; values:
+// seqview.go), each of the two encoded once.
+func (h *Hub) tellListenersViews(method, device string, view func(token.Entry) any) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	var raws [2]json.RawMessage // [0]: every device, [1]: limited
+	for l := range h.listeners {
+		if device != "" && !l.entry.Visible(device) {
+			continue
+		}
+		i := 0
+		if limitedView(l.entry) {
+			i = 1
+		}
+		if raws[i] == nil {
+			var err error
+			if raws[i], err = encodeParams(view(l.entry)); err != nil {
+				h.log.Error("encode notification", "method", method, "err", err)
+				return
+			}
+		}
+		l.fn(method, device, raws[i])
+	}
+}
+
 // encodeParams encodes as the wire does: no HTML escaping, no newline.
 func encodeParams(v any) (json.RawMessage, error) {
 	var b bytes.Buffer

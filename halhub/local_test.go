@@ -124,7 +124,8 @@ func TestListen(t *testing.T) {
 		t.Fatalf("got %q, want the bench.led value and state", got)
 	}
 	var v openhal.ValueResult
-	if err := json.Unmarshal([]byte(got[0][len(openhal.NotifyValue)+1:]), &v); err != nil || v.Device != "bench.led" || v.Value != true || v.Seq == 0 {
+	if err := json.Unmarshal([]byte(got[0][len(openhal.NotifyValue)+1:]), &v); err != nil || v.Device != "bench.led" || v.Value != true || v.Seq != 0 || v.DevSeq != 1 {
+		// a listener limited to bench.* is told bench.led's own count, not the Hub-wide seq
 		t.Fatalf("value %q", got[0])
 	}
 	if got[1] != openhal.NotifyDeviceState+` {"device":"bench.led","state":"fault","fault":"stuck"}` {

@@ -69,7 +69,7 @@ func (th *testHub) checkStalled(t *testing.T, name string) {
 	}
 	all, values := s.q.queued()
 	s.q.mu.Lock()
-	newest := s.q.tail != nil && strings.Contains(string(s.q.tail.msg), fmt.Sprintf(`"seq":%d}`, th.reg.Seq()))
+	newest := s.q.tail != nil && strings.Contains(string(s.q.tail.msg), fmt.Sprintf(`"seq":%d,`, th.reg.Seq()))
 	s.q.mu.Unlock()
 	if all != values || values < 1 || values > valueSlack || !newest {
 		t.Errorf("stalled client's queue holds %d messages (%d values; newest last: %v), want 1 to %d values ending with the newest", all, values, newest, valueSlack)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halhub/audit"
 	"github.com/openhal/gateway/halhub/token"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
@@ -34,6 +35,8 @@ type stopState struct {
 	engaged bool
 	latch   latchRecord
 	held    map[string]bool // stop buttons pressed, by name
+	gen     uint64          // stops engaged so far: a resume lifts only the one it saw
+	disk    latchDisk
 }
 
 type latchRecord struct {
@@ -93,32 +96,60 @@ func (h *Hub) saveLatch(rec latchRecord) error {
 
 // Stop engages the emergency stop (spec §6): it is latched on disk first,
 // pending confirmations are rejected, every device with a safe value is
-// driven to it in parallel, and hal/stopped goes to every client. A
-// repeated stop does all of it again. A stop button calls it with a hub
-// principal.
+// driven to it in parallel, the stop is recorded in the audit log, and
+// hal/stopped goes to every client. A repeated stop does all of it again.
+// A stop button calls it with a hub principal. The disk never keeps a
+// stop from engaging: a latch or an audit entry that cannot be written
+// is said in the result (and hal/stopped, and the log), the error is the
+// latch's, and the latch is written again when the state directory is
+// usable (Relatch).
 func (h *Hub) Stop(p openhal.Principal, reason string) (openhal.StopResult, error) {
+	return h.engageStop(p, reason, audit.Entry{Reason: reason})
+}
+
+// engageStop is Stop, with the audit entry to record (its principal,
+// action and outcome are filled in): a client's keeps its whole reason
+// (the audit log bounds it, and keeps the hash of what it cuts), a stop
+// button's names the button.
+func (h *Hub) engageStop(p openhal.Principal, reason string, entry audit.Entry) (openhal.StopResult, error) {
 	now := h.clk.Now().UTC()
 	rec := latchRecord{Stopped: true, Principal: p, Reason: reason, TS: now}
 	h.stop.mu.Lock()
+	already := h.stop.engaged
 	h.stop.engaged, h.stop.latch = true, rec
+	h.stop.gen++
 	h.stop.mu.Unlock()
 	// Engaged in memory before the disk: from here on, writes are refused
-	// even if the disk is slow or failing.
-	latchErr := h.saveLatch(rec)
+	// even if the disk is slow, failing or gone.
+	latchErr := h.persistLatch()
 	if latchErr != nil {
-		h.log.Error("stop engaged but not latched on disk", "err", latchErr)
+		h.log.Error("stop engaged but not latched on disk; written again when the state directory is usable", "err", latchErr)
 	}
 	h.confirms.rejectAll(h, "emergency_stop")
-	applied, failed := h.driveAllSafe(p, "emergency stop")
+	applied, failed, safeAuditErr := h.driveAllSafe(p, "emergency stop")
+	left := h.leftAsIs()
+	auditErr := h.auditStop(p, entry, latchErr)
+	if auditErr == nil && safeAuditErr != nil {
+		auditErr = fmt.Errorf("a safe value: %w", safeAuditErr)
+	}
+	if auditErr != nil {
+		h.log.Error("stop engaged but not in the audit log", "principal", p.Name, "err", auditErr)
+	}
+	trouble := diskTrouble(latchErr, auditErr)
 	h.broadcastEach(openhal.NotifyStopped, func(e token.Entry) any {
 		a, f := visibleOutcome(e, applied, failed)
-		return openhal.StoppedParams{Principal: p, Reason: reason, TS: now, SafeApplied: a, Failed: f}
+		return openhal.StoppedParams{Principal: p, Reason: reason, TS: now, SafeApplied: a, Failed: f, LeftAsIs: visibleLeft(e, left), DiskTrouble: trouble}
 	})
-	h.log.Warn("emergency stop", "principal", p.Name, "reason", reason, "safe_applied", len(applied), "failed", len(failed))
-	return openhal.StopResult{Stopped: true, SafeApplied: applied, Failed: failed}, latchErr
+	h.log.Warn("emergency stop", "principal", p.Name, "reason", reason, "safe_applied", len(applied), "failed", len(failed), "left_as_is", len(left),
+		"latched", latchErr == nil, "audited", auditErr == nil)
+	return openhal.StopResult{Stopped: true, AlreadyStopped: already, SafeApplied: applied, Failed: failed, LeftAsIs: left, DiskTrouble: trouble}, latchErr
 }
 
-// Resume lifts the stop, unless a stop button is still held down.
+// Resume lifts the stop, unless a stop button is still held down. The
+// resume is recorded in the audit log before it is acted on: a resume
+// that cannot be recorded is refused (audit_failed) and the stop holds.
+// A stop engaged while the record was written is not lifted: the answer
+// then says stopped.
 func (h *Hub) Resume(p openhal.Principal) (openhal.ResumeResult, *jsonrpc.Error) {
 	h.stop.mu.Lock()
 	var held []string
@@ -127,26 +158,35 @@ func (h *Hub) Resume(p openhal.Principal) (openhal.ResumeResult, *jsonrpc.Error)
 			held = append(held, name)
 		}
 	}
+	was, gen := h.stop.engaged, h.stop.gen
+	h.stop.mu.Unlock()
 	if len(held) > 0 {
-		h.stop.mu.Unlock()
 		sort.Strings(held)
 		return openhal.ResumeResult{Stopped: true}, newError(openhal.CodeStopped, "stop_button_pressed",
 			fmt.Sprintf("stop button %s is still pressed; release it first", held[0]), data{"buttons": held})
 	}
-	was := h.stop.engaged
+	entry := audit.Entry{Principal: p, Action: "resume", Outcome: "resumed"}
+	if err := h.auditRefusal(p, entry, false); err != nil {
+		return openhal.ResumeResult{Stopped: was}, errAuditFailed(err)
+	}
+	if !was {
+		return openhal.ResumeResult{Stopped: false, WasStopped: false}, nil
+	}
+	h.stop.mu.Lock()
+	if h.stop.gen != gen {
+		h.stop.mu.Unlock()
+		return openhal.ResumeResult{Stopped: true}, nil
+	}
 	h.stop.engaged, h.stop.latch = false, latchRecord{}
 	h.stop.mu.Unlock()
-	if !was {
-		return openhal.ResumeResult{Stopped: false}, nil
-	}
-	if err := h.saveLatch(latchRecord{}); err != nil {
-		// The stop stays latched on disk: a restart would be stopped,
-		// which is the safe side. Tell the admin.
+	if err := h.persistLatch(); err != nil {
+		// The stop stays latched on disk until Relatch removes it: a
+		// restart before that would be stopped, which is the safe side.
 		h.log.Error("resume: stop latch not removed", "err", err)
 	}
 	h.broadcast(openhal.NotifyResumed, "", openhal.ResumedParams{Principal: p, TS: h.clk.Now().UTC()})
 	h.log.Info("resumed", "principal", p.Name)
-	return openhal.ResumeResult{Stopped: false}, nil
+	return openhal.ResumeResult{Stopped: false, WasStopped: true}, nil
 }
 
 // SetStopButton is the hook of a GPIO input configured as a stop button:
@@ -174,10 +214,8 @@ func (st *stopState) setHeld(name string, pressed bool) bool {
 func (h *Hub) buttonStop(name string) {
 	p := openhal.Principal{Kind: openhal.KindHub, Name: name}
 	reason := "stop button " + name + " pressed"
-	if _, err := h.Stop(p, reason); err != nil {
-		h.log.Error("stop button: stop not latched", "button", name, "err", err)
-	}
-	h.auditHub(p, "stop", name, true, "stopped", "", reason)
+	// A disk failure is logged and said in hal/stopped.
+	h.engageStop(p, reason, audit.Entry{Device: name, Value: true, Reason: reason})
 }
 
 // Stopped reports whether the emergency stop is engaged.
@@ -185,8 +223,10 @@ func (h *Hub) Stopped() bool { return h.stop.isEngaged() }
 
 // driveAllSafe drives every device that has a safe value to it, in
 // parallel, each within safeDeadline, and returns the ids that got there
-// and those that did not, with their errors, both sorted.
-func (h *Hub) driveAllSafe(p openhal.Principal, why string) (applied []string, failed []openhal.SafeFailure) {
+// and those that did not, with their errors, both sorted. A device that
+// took its safe value counts as applied even when the audit log could not
+// record it (its entry is lost, not its value): auditErr says so.
+func (h *Hub) driveAllSafe(p openhal.Principal, why string) (applied []string, failed []openhal.SafeFailure, auditErr error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	applied, failed = []string{}, []openhal.SafeFailure{}
@@ -200,17 +240,21 @@ func (h *Hub) driveAllSafe(p openhal.Principal, why string) (applied []string, f
 			err := h.driveSafe(d.ID, p, why, safeDeadline)
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
+			switch {
+			case err != nil && reasonOf(err) == "audit_failed":
+				auditErr = fmt.Errorf("%s: %s", d.ID, err.Message)
+				applied = append(applied, d.ID)
+			case err != nil:
 				failed = append(failed, openhal.SafeFailure{Device: d.ID, Error: errorObject(err)})
-				return
+			default:
+				applied = append(applied, d.ID)
 			}
-			applied = append(applied, d.ID)
 		}()
 	}
 	wg.Wait()
 	sort.Strings(applied)
 	sort.Slice(failed, func(i, j int) bool { return failed[i].Device < failed[j].Device })
-	return applied, failed
+	return applied, failed, auditErr
 }
 
 // driveSafe writes a device's safe value on the Hub's own behalf, in its
@@ -238,19 +282,18 @@ func errorObject(e *jsonrpc.Error) openhal.ErrorObject {
 }
 
 // serveStop answers hal/stop. A reason past MaxReasonBytes is cut, not
-// refused: a long explanation never keeps a stop from engaging.
+// refused: a long explanation never keeps a stop from engaging. Nor does
+// the disk: a stop that could not be latched or recorded is answered with
+// its result all the same, saying so (latchFailed, auditFailed).
 func serveStop(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
 	var p openhal.StopParams
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
 	who, entry := s.who()
-	res, err := s.hub.Stop(who, cutReason(p.Reason))
+	res, _ := s.hub.engageStop(who, cutReason(p.Reason), audit.Entry{Reason: p.Reason})
 	res.SafeApplied, res.Failed = visibleOutcome(entry, res.SafeApplied, res.Failed)
-	if err != nil {
-		// Engaged and acted on, but not latched: say so, with the result.
-		return nil, newError(openhal.CodeInternalError, "latch_failed", "the stop is engaged but could not be latched on disk: "+err.Error(), data{"result": res})
-	}
+	res.LeftAsIs = visibleLeft(entry, res.LeftAsIs)
 	return res, nil
 }
 

@@ -27,7 +27,7 @@ func TestEmergencyStop(t *testing.T) {
 	watcher := b.as(t, "watcher", openhal.ScopeRead)
 
 	res := resultOf[openhal.StopResult](t, agent.call("hal/stop", map[string]any{"reason": "smoke"}))
-	if !res.Stopped || strings.Join(res.SafeApplied, ",") != "bench.fan,bench.heater" || len(res.Failed) != 0 {
+	if !res.Stopped || res.AlreadyStopped || strings.Join(res.SafeApplied, ",") != "bench.fan,bench.heater" || len(res.Failed) != 0 {
 		t.Fatalf("stop result %+v", res)
 	}
 	if b.value(t, "bench.heater") != false || b.value(t, "bench.fan") != 0.0 || b.value(t, "bench.led") != true {
@@ -49,16 +49,23 @@ func TestEmergencyStop(t *testing.T) {
 
 	// A repeated stop drives the safe values again and tells everyone again.
 	b.reg.Publish("bench.fan", 30.0, time.Time{}) // the fan moved by itself
-	wantOK(t, admin.call("hal/stop", nil))
+	// Its answer says that the stop was already engaged.
+	if r := resultOf[openhal.StopResult](t, admin.call("hal/stop", nil)); !r.Stopped || !r.AlreadyStopped {
+		t.Errorf("a repeated stop answered %+v, want alreadyStopped", r)
+	}
 	if b.value(t, "bench.fan") != 0.0 {
 		t.Error("a repeated stop did not drive the fan safe again")
 	}
 	watcher.notification("hal/stopped")
 
-	if r := resultOf[openhal.ResumeResult](t, admin.call("hal/resume", nil)); r.Stopped {
+	if r := resultOf[openhal.ResumeResult](t, admin.call("hal/resume", nil)); r.Stopped || !r.WasStopped {
 		t.Fatalf("resume: %+v", r)
 	}
 	watcher.notification("hal/resumed")
+	// A resume when not stopped changes nothing, and says so.
+	if r := resultOf[openhal.ResumeResult](t, admin.call("hal/resume", nil)); r.Stopped || r.WasStopped {
+		t.Errorf("a second resume: %+v, want wasStopped false", r)
+	}
 	wantOK(t, write(admin, "bench.led", false))
 	if b.value(t, "bench.heater") != false {
 		t.Error("resuming restored an earlier value")

@@ -30,13 +30,16 @@ type writeAttempt struct {
 	creator   token.Entry // the writer's token, for a confirmation's approval
 	// valid reports whether the writer may still write: its token not
 	// revoked, its adapter still running under the same grant.
-	valid     func() bool
-	value     any
-	reason    string
-	reply     bool
-	timeout   time.Duration
-	safe      bool // the device's safe value: no stop, rule or risk refuses it
-	confirmed bool // approved by an admin: the risk step is done
+	valid  func() bool
+	value  any
+	reason string
+	reply  bool
+	// replyWithin is how long a serial device waits for an answer that
+	// may not come (params.replyWithinMs); 0 for none.
+	replyWithin time.Duration
+	timeout     time.Duration
+	safe        bool // the device's safe value: no stop, rule or risk refuses it
+	confirmed   bool // approved by an admin: the risk step is done
 	// confirmation is the id of the approved request this write carries
 	// out, for the audit log.
 	confirmation string
@@ -71,6 +74,9 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 	if p.TimeoutMs != nil && (*p.TimeoutMs <= 0 || *p.TimeoutMs > maxTimeoutMs) {
 		return nil, errParam("out_of_range", "timeoutMs", "params.timeoutMs must be between 1 and %d", maxTimeoutMs)
 	}
+	if p.ReplyWithinMs != nil && (*p.ReplyWithinMs <= 0 || *p.ReplyWithinMs > maxReplyWithinMs) {
+		return nil, errParam("out_of_range", "replyWithinMs", "params.replyWithinMs must be between 1 and %d", maxReplyWithinMs)
+	}
 	f, err := s.lookup(p.Device)
 	if err != nil {
 		return nil, err
@@ -93,11 +99,30 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 		return nil, errInvalidParams("reply_unsupported", "params.reply is for serial devices; %s is %s", f.id, f.desc.Kind)
 	}
 	w := &writeAttempt{
-		f: f, principal: principal, creator: entry, valid: s.stillValid, value: v, reason: p.Reason, reply: p.Reply,
+		f: f, principal: principal, creator: entry, valid: s.stillValid, value: v, reason: p.Reason, reply: p.Reply, replyWithin: replyWithin(p),
 		timeout: s.hub.writeTimeout(p, f.dev), safe: f.desc.Safe != nil && device.Equal(v, f.desc.Safe),
 	}
 	t := s.hub.order.enter(f.id)
-	return func(context.Context) (any, *jsonrpc.Error) { return s.hub.write(w, t) }, nil
+	return func(context.Context) (any, *jsonrpc.Error) {
+		res, err := s.hub.write(w, t)
+		if wr, ok := res.(openhal.WriteResult); ok {
+			res = writeFor(entry, wr) // no Hub-wide seq for a limited token (seqview.go)
+		}
+		return res, err
+	}, nil
+}
+
+// maxReplyWithinMs bounds params.replyWithinMs: an answer is a line,
+// which an instrument sends within milliseconds or not at all.
+const maxReplyWithinMs = 5000
+
+// replyWithin is params.replyWithinMs as a duration, 0 when absent or when
+// reply: true already waits for the answer.
+func replyWithin(p openhal.WriteParams) time.Duration {
+	if p.ReplyWithinMs == nil || p.Reply {
+		return 0
+	}
+	return time.Duration(*p.ReplyWithinMs) * time.Millisecond
 }
 
 // writable decides NOT_SUPPORTED: the device takes writes, or it is a
@@ -211,7 +236,7 @@ func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error) 
 // fault: the outcome is unknown.
 func (h *Hub) toDevice(ctx context.Context, w *writeAttempt) (device.WriteResult, *jsonrpc.Error) {
 	f := w.f
-	res, err := f.dev.(device.Writer).Write(ctx, device.WriteRequest{Value: w.value, Reply: w.reply})
+	res, err := f.dev.(device.Writer).Write(ctx, device.WriteRequest{Value: w.value, Reply: w.reply, ReplyWithin: w.replyWithin})
 	if err != nil && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil) {
 		h.reg.SetState(f.id, device.StateFault, "write timed out: outcome unknown")
 		return res, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time; its state is unknown", data{"device": f.id})
@@ -233,7 +258,7 @@ func (h *Hub) commit(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Err
 	out := openhal.WriteResult{Status: openhal.StatusApplied, Device: f.id, Value: w.value}
 	if res.Keep {
 		snap, _ := h.reg.Value(f.id)
-		out.TS, out.Seq = snap.TS, snap.Seq
+		out.TS, out.Seq, out.DevSeq = snap.TS, snap.Seq, snap.DevSeq
 		if out.TS.IsZero() {
 			out.TS = h.clk.Now().UTC()
 		}
@@ -242,7 +267,7 @@ func (h *Hub) commit(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Err
 		if !ok {
 			return nil, errDeviceNotFound(f.id)
 		}
-		out.TS, out.Seq = snap.TS, snap.Seq
+		out.TS, out.Seq, out.DevSeq = snap.TS, snap.Seq, snap.DevSeq
 	}
 	if res.Reply != nil {
 		out.Reply = res.Reply.Value

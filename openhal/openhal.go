@@ -126,20 +126,31 @@ type ReadParams struct {
 }
 
 // ValueResult is the answer to hal/read and the params of hal/value.
+//
+// Seq is the Hub-wide count of values; a token limited to some devices
+// is not sent it (it would count the others' values too), so it is
+// omitted there (0). DevSeq is the device's own count of values in this
+// bootId: a client tells a value it missed by a gap in one device's
+// DevSeq (spec §8, docs/protocol.md "Telling missed values").
 type ValueResult struct {
 	Device string    `json:"device"`
 	Value  any       `json:"value"`
 	TS     time.Time `json:"ts"`
-	Seq    uint64    `json:"seq"`
+	Seq    uint64    `json:"seq,omitempty"`
+	DevSeq uint64    `json:"devSeq,omitempty"`
 }
 
 // WriteParams are the params of hal/write.
 type WriteParams struct {
-	Device    string          `json:"device"`
-	Value     json.RawMessage `json:"value"`
-	Reason    string          `json:"reason,omitempty"`
-	Reply     bool            `json:"reply,omitempty"`
-	TimeoutMs *int64          `json:"timeoutMs,omitempty"`
+	Device string          `json:"device"`
+	Value  json.RawMessage `json:"value"`
+	Reason string          `json:"reason,omitempty"`
+	Reply  bool            `json:"reply,omitempty"`
+	// ReplyWithinMs asks a serial device to wait this long, at most, for
+	// the instrument's answer line and to give it as the result's reply;
+	// no answer in that time is no error. Other devices ignore it.
+	ReplyWithinMs *int64 `json:"replyWithinMs,omitempty"`
+	TimeoutMs     *int64 `json:"timeoutMs,omitempty"`
 }
 
 // Write statuses.
@@ -154,7 +165,8 @@ type WriteResult struct {
 	Device string    `json:"device"`
 	Value  any       `json:"value"`
 	TS     time.Time `json:"ts"`
-	Seq    uint64    `json:"seq"`
+	Seq    uint64    `json:"seq,omitempty"` // as in ValueResult
+	DevSeq uint64    `json:"devSeq,omitempty"`
 	Reply  any       `json:"reply,omitempty"`
 }
 

@@ -111,11 +111,37 @@ type SafeFailure struct {
 	Error  ErrorObject `json:"error"`
 }
 
+// LeftAsIs is a device a stop did not drive because it has no safe
+// value, and why (a gateway extension of the stop's result): a person
+// reading the result learns what is still as it was.
+type LeftAsIs struct {
+	Device string `json:"device"`
+	Reason string `json:"reason"`
+}
+
 // StopResult is the answer to hal/stop.
 type StopResult struct {
-	Stopped     bool          `json:"stopped"`
-	SafeApplied []string      `json:"safeApplied"`
-	Failed      []SafeFailure `json:"failed"`
+	Stopped bool `json:"stopped"`
+	// AlreadyStopped says that the stop was engaged before this one,
+	// which drove the safe values again (an extension of the spec's
+	// result, left out when false).
+	AlreadyStopped bool          `json:"alreadyStopped,omitempty"`
+	SafeApplied    []string      `json:"safeApplied"`
+	Failed         []SafeFailure `json:"failed"`
+	LeftAsIs       []LeftAsIs    `json:"leftAsIs"`
+	DiskTrouble
+}
+
+// DiskTrouble says what of a stop the gateway could not write to its state
+// directory (gone, unwritable, full). The stop holds in memory all the
+// same: writes are refused and the safe values were driven.
+type DiskTrouble struct {
+	// LatchFailed is why the stop is not latched in the state directory;
+	// the gateway writes the latch as soon as the directory is usable.
+	LatchFailed string `json:"latchFailed,omitempty"`
+	// AuditFailed is why the stop (or one of its safe values) is not in
+	// the audit log.
+	AuditFailed string `json:"auditFailed,omitempty"`
 }
 
 // StoppedParams are the params of hal/stopped.
@@ -125,11 +151,17 @@ type StoppedParams struct {
 	TS          time.Time     `json:"ts"`
 	SafeApplied []string      `json:"safeApplied"`
 	Failed      []SafeFailure `json:"failed"`
+	LeftAsIs    []LeftAsIs    `json:"leftAsIs"`
+	DiskTrouble
 }
 
 // ResumeResult is the answer to hal/resume.
 type ResumeResult struct {
 	Stopped bool `json:"stopped"`
+	// WasStopped says whether this resume lifted a stop: false when the
+	// Hub was not stopped, and nothing changed (an extension of the
+	// spec's result; a Hub without it leaves it out).
+	WasStopped bool `json:"wasStopped"`
 }
 
 // ResumedParams are the params of hal/resumed.

@@ -228,7 +228,7 @@ func TestBuildErrorsNameDeviceAndPin(t *testing.T) {
 		{"missing bus", func(h *fakeHost) { delete(h.buses, "1") },
 			[]string{"devices.bench.temp", "I2C bus 1", "no such bus"}},
 		{"PWM controller not bound", func(h *fakeHost) { h.root = t.TempDir() },
-			[]string{"devices.bench.fan", "fe20c000.pwm"}},
+			[]string{"devices.bench.fan", "fe20c000.pwm", "/sys/class/pwm does not exist", "config.txt"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -171,8 +171,9 @@ func TestFindByController(t *testing.T) {
 	} else if want := "find pwm device of 8000.pwm: none under /sys/class/pwm (is the controller enabled in config.txt?)"; err.Error() != want {
 		t.Errorf("error %q, want %q", err, want)
 	}
-	if _, err := FindByController(pi5, "i2c-dev", "1f00074000.i2c"); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("missing class directory: error %v, want one wrapping fs.ErrNotExist", err)
+	_, err := FindByController(pi5, "i2c-dev", "1f00074000.i2c")
+	if want := "find i2c-dev device of 1f00074000.i2c: /sys/class/i2c-dev does not exist: the kernel has no i2c-dev controller enabled (is the controller enabled in config.txt, and the machine rebooted since?)"; !errors.Is(err, fs.ErrNotExist) || err.Error() != want {
+		t.Errorf("missing class directory: error %v, want %q wrapping fs.ErrNotExist", err, want)
 	}
 	if _, err := FindByController(pi5, "../pwm", "x"); err == nil {
 		t.Error("a class with a slash was accepted")

@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
@@ -23,6 +24,12 @@ func FindByController(fsys fs.FS, class, controller string) ([]string, error) {
 	}
 	dir := path.Join("sys/class", class)
 	entries, err := fs.ReadDir(fsys, dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		// Not "open class/pwm: no such file": say what is missing and
+		// what to check.
+		return nil, notExist(fmt.Sprintf("find %s device of %s: /%s does not exist: the kernel has no %s controller enabled (is the controller enabled in config.txt, and the machine rebooted since?)",
+			class, controller, dir, class))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("find %s device of %s: %w", class, controller, err)
 	}
@@ -42,3 +49,10 @@ func FindByController(fsys fs.FS, class, controller string) ([]string, error) {
 	slices.Sort(found)
 	return found, nil
 }
+
+// notExist is an error that says in its own words that something does
+// not exist, and matches fs.ErrNotExist.
+type notExist string
+
+func (e notExist) Error() string        { return string(e) }
+func (e notExist) Is(target error) bool { return target == fs.ErrNotExist }

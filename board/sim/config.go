@@ -24,6 +24,9 @@ type Config struct {
 type Override struct {
 	Risk device.Risk // "" keeps the device's own
 	Safe any         // nil keeps the device's own
+	// NoSafe, when set, takes the device's safe value away and says why
+	// (the file's `safe: none`); Safe is then nil.
+	NoSafe string
 }
 
 // Apply returns d with o's changes. The devices New makes serve exactly
@@ -33,8 +36,11 @@ func (o Override) Apply(d device.Descriptor) device.Descriptor {
 	if o.Risk != "" {
 		d.Risk = o.Risk
 	}
-	if o.Safe != nil {
-		d.Safe = o.Safe
+	switch {
+	case o.NoSafe != "":
+		d.Safe, d.NoSafeReason = nil, o.NoSafe
+	case o.Safe != nil:
+		d.Safe, d.NoSafeReason = o.Safe, ""
 	}
 	return d
 }

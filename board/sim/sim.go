@@ -83,7 +83,7 @@ func Descriptors(cfg Config) []device.Descriptor {
 	rw, r := device.AccessReadWrite, device.AccessRead
 	low, high := device.RiskLow, device.RiskHigh
 	return []device.Descriptor{
-		describe(LED, device.KindGPIOOutput, "LED", rw, low, boolean, nil),
+		describe(LED, device.KindGPIOOutput, "LED", rw, low, boolean, false),
 		describe(Button, device.KindGPIOInput, "Button (true = pressed)", r, low, boolean, nil),
 		describe(Door, device.KindGPIOInput, "Door contact (true = open)", r, low, boolean, nil),
 		describe(Heater, device.KindGPIOOutput, "Heater relay", rw, high, boolean, false),
@@ -92,10 +92,19 @@ func Descriptors(cfg Config) []device.Descriptor {
 				"temperature": {Type: device.TypeNumber, Unit: "Cel"},
 			}}, nil),
 		describe(Fan, device.KindPWM, "Fan", rw, low,
-			device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, nil),
-		describe(Meter, device.KindSerial, "Meter", rw, low,
-			device.Schema{Type: device.TypeString, MaxLength: &maxLen}, nil),
+			device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, 0.0),
+		meterDescriptor(describe(Meter, device.KindSerial, "Meter", rw, low,
+			device.Schema{Type: device.TypeString, MaxLength: &maxLen}, nil)),
 	}
+}
+
+// MeterNoSafe is why sim.meter has no safe value unless the file gives it
+// a line to send.
+const MeterNoSafe = "a line instrument: the stop sends it no line (give safe a line to send)"
+
+func meterDescriptor(d device.Descriptor) device.Descriptor {
+	d.NoSafeReason = MeterNoSafe
+	return d
 }
 
 func describe(id, kind, label string, access device.Access, risk device.Risk, schema device.Schema, safe any) device.Descriptor {

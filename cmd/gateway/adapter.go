@@ -8,6 +8,7 @@ import (
 	"io"
 	"io/fs"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -33,26 +34,22 @@ import (
 // token, as the other client commands do.
 
 func cmdAdapter(args []string, stdout, stderr io.Writer) error {
-	subs := map[string]func([]string, io.Writer, io.Writer) error{
-		"install": adapterInstall, "list": adapterList, "status": adapterStatus,
-		"logs": adapterLogs, "reset": adapterReset, "remove": adapterRemove,
-	}
-	if len(args) == 0 {
-		return errors.New("adapter: want a subcommand: install, list, status, logs, reset or remove")
-	}
-	sub, ok := subs[args[0]]
-	if !ok {
-		return fmt.Errorf("adapter: unknown subcommand %q (want install, list, status, logs, reset or remove)", args[0])
-	}
-	err := sub(args[1:], stdout, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil // the usage went to stderr
-	}
-	return err
+	return runGroup("adapter", []subcommand{
+		{"install", "check and install an adapter folder, then apply it to the running gateway", adapterInstall},
+		{"list", "installed adapters, with their live state when the gateway is reachable", adapterList},
+		{"status", "an adapter's live status", adapterStatus},
+		{"logs", "the last lines of an adapter's standard error", adapterLogs},
+		{"reset", "let a failed adapter start again", adapterReset},
+		{"remove", "uninstall an adapter, and stop it in the running gateway", adapterRemove},
+	}, args, stdout, stderr)
 }
 
 // adapterFlags parses a subcommand's flags and its n positional arguments.
 func adapterFlags(name, synopsis string, args []string, n int, stderr io.Writer, extra func(*flag.FlagSet)) (*clientFlags, []string, error) {
+	what := "adapter name"
+	if name == "install" {
+		what = "adapter folder"
+	}
 	fs, f := newClientFlags("adapter "+name, synopsis, true, stderr)
 	if extra != nil {
 		extra(fs)
@@ -61,11 +58,11 @@ func adapterFlags(name, synopsis string, args []string, n int, stderr io.Writer,
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := wantArgs(fs, pos, n); err != nil {
+	if err := wantArgs(fs, pos, n, what); err != nil {
 		return nil, nil, err
 	}
 	if f.stateDir == "" {
-		return nil, nil, fmt.Errorf("adapter %s: no state directory: pass --state-dir", name)
+		return nil, nil, usagef(fs, "no state directory: pass --state-dir")
 	}
 	if name == "install" || name == "remove" {
 		if err := serverOnly("adapter " + name); err != nil {
@@ -126,7 +123,7 @@ func adapterInstall(args []string, stdout, stderr io.Writer) error {
 	var faults manifest.Errors
 	if errors.As(err, &faults) {
 		for _, e := range faults {
-			fmt.Fprintln(stderr, e.Error())
+			fmt.Fprintf(stderr, "gateway: %s: %s\n", pos[0], withExecHint(pos[0], e))
 		}
 		return errReported
 	}
@@ -210,7 +207,7 @@ func adapterList(args []string, stdout, stderr io.Writer) error {
 	}
 	printList(stdout, entries, liveErr == nil)
 	if liveErr != nil {
-		fmt.Fprintln(stderr, liveErr)
+		fmt.Fprintf(stderr, "gateway: %s\n", oneLine(liveErr.Error()))
 	}
 	return nil
 }
@@ -343,13 +340,18 @@ func printStatus(w io.Writer, st supervisor.Status, asJSON bool) error {
 func adapterLogs(args []string, stdout, stderr io.Writer) error {
 	var n int
 	f, pos, err := adapterFlags("logs", "NAME [-n N] [--state-dir DIR]", args, 1, stderr, func(fs *flag.FlagSet) {
-		fs.IntVar(&n, "n", 50, "how many of the last `lines` to print")
+		n = 50
+		fs.Func("n", "how many of the last `lines` to print (default 50)", func(s string) error {
+			v, err := strconv.Atoi(s)
+			if err != nil || v < 0 {
+				return errors.New("want 0 or more lines")
+			}
+			n = v
+			return nil
+		})
 	})
 	if err != nil {
 		return err
-	}
-	if n < 0 {
-		return fmt.Errorf("adapter logs: -n %d: want 0 or more lines", n)
 	}
 	dir := supervisor.LogDir(f.stateDir)
 	lines, err := stderrlog.ReadTail(dir, pos[0], n)

@@ -80,7 +80,7 @@ func TestAdapterCommandsOffline(t *testing.T) {
 	if _, errOut, code = cli(append([]string{"adapter", "remove", "demo"}, off...)...); code != 1 || !strings.Contains(errOut, "adapter demo is not installed") {
 		t.Errorf("remove again: %d %q", code, errOut)
 	}
-	if _, errOut, code = cli("adapter", "frobnicate"); code != 1 || !strings.Contains(errOut, `unknown subcommand "frobnicate"`) {
+	if _, errOut, code = cli("adapter", "frobnicate"); code != 2 || !strings.Contains(errOut, `unknown subcommand "frobnicate"`) {
 		t.Errorf("unknown subcommand: %d %q", code, errOut)
 	}
 	if _, _, code = cli(append([]string{"adapter", "status"}, off...)...); code != 2 {

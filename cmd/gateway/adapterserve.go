@@ -14,7 +14,9 @@ import (
 	"github.com/openhal/gateway/supervisor/restart"
 )
 
-// The gateway's own Hub methods for `gateway adapter` (admin only): they
+// The gateway's own Hub methods for `gateway adapter` (admin only, and
+// not limited to some devices: every adapter's devices are in the status,
+// a restart reaches all of them): they
 // go over the Hub's transports and tokens, so that the CLI needs no second
 // way into a running gateway.
 const (
@@ -38,9 +40,9 @@ type adapterService struct {
 // extensions returns the Hub methods of s.
 func (s *adapterService) extensions() map[string]halhub.Extension {
 	return map[string]halhub.Extension{
-		methodAdaptersStatus: {Scope: openhal.ScopeAdmin, Serve: s.status},
-		methodAdaptersReset:  {Scope: openhal.ScopeAdmin, Serve: s.apply((*supervisor.Supervisor).Reset)},
-		methodAdaptersReload: {Scope: openhal.ScopeAdmin, Serve: s.apply((*supervisor.Supervisor).Reload)},
+		methodAdaptersStatus: {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.status},
+		methodAdaptersReset:  {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.apply((*supervisor.Supervisor).Reset)},
+		methodAdaptersReload: {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.apply((*supervisor.Supervisor).Reload)},
 	}
 }
 

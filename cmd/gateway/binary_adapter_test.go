@@ -41,9 +41,10 @@ func TestBinaryAdapterInstallBadManifest(t *testing.T) {
 		t.Errorf("stderr has %d lines, want one per bad field (%d):\n%s", len(lines), len(wantPaths), r.stderr)
 	}
 	for i, line := range lines {
-		path, msg, ok := strings.Cut(line, ": ")
-		if !ok || msg == "" || i >= len(wantPaths) || path != wantPaths[i] {
-			t.Errorf("line %d %q: want %q: what is wrong", i, line, wantPaths[min(i, len(wantPaths)-1)])
+		rest, named := strings.CutPrefix(line, "gateway: "+src+": ")
+		path, msg, ok := strings.Cut(rest, ": ")
+		if !named || !ok || msg == "" || i >= len(wantPaths) || path != wantPaths[i] {
+			t.Errorf("line %d %q: want \"gateway: %s: %s: what is wrong\"", i, line, src, wantPaths[min(i, len(wantPaths)-1)])
 		}
 	}
 	if _, err := os.Stat(filepath.Join(state, "adapters", "Bad")); !errors.Is(err, fs.ErrNotExist) {

@@ -498,7 +498,7 @@ func wantOneLineError(t *testing.T, r result, want string) {
 func watchProc(t *testing.T, args ...string) (*child, string) {
 	t.Helper()
 	w := startChild(t, append([]string{"watch"}, args...)...)
-	_, m := w.out.waitFor(t, 0, `^connected to \S+: openhal \S+ \(run ([^)]+)\) as `, waitLong)
-	w.out.waitFor(t, 0, `^sim\.led = (true|false) \(seq \d+, current\)$`, waitLong)
+	_, m := w.out.waitFor(t, 0, watchTS+`connected to \S+: openhal \S+ \(run ([^)]+)\) as `, waitLong)
+	w.out.waitFor(t, 0, watchTS+`sim\.led = (true|false) \(seq \d+, current\)$`, waitLong)
 	return w, m[1]
 }

@@ -111,26 +111,26 @@ devices:
 	flags := []string{"--hub", g.tcp, "--state-dir", dir}
 	client := func(args ...string) []string { return append(args, flags...) }
 	w := startChild(t, client("watch")...)
-	w.out.waitFor(t, 0, `^connected to `, waitLong)
+	w.out.waitFor(t, 0, watchTS+`connected to `, waitLong)
 
 	first.send(t, "21.5 V")
-	w.out.waitFor(t, 0, `^bench\.meter = "21\.5 V" \(seq \d+(, current)?\)$`, waitLong)
+	w.out.waitFor(t, 0, watchTS+`bench\.meter = "21\.5 V" \(seq \d+(, current)?\)$`, waitLong)
 
 	out := gwOK(t, client("write", "--reply", "bench.meter", "*IDN?")...)
-	if !strings.Contains(out, `reply: "ACME,METER,42"`) {
+	if !strings.Contains(out, `bench.meter answered "ACME,METER,42"`) {
 		t.Errorf("write --reply printed %q", out)
 	}
 
 	first.master.Close()
-	from, _ := w.out.waitFor(t, 0, `^bench\.meter: state offline`, waitLong)
+	from, _ := w.out.waitFor(t, 0, watchTS+`bench\.meter: state offline`, waitLong)
 
 	second := openInstrument(t, answer)
 	second.plugAt(t, link)
-	w.out.waitFor(t, from, `^bench\.meter: state ok`, waitLong)
+	w.out.waitFor(t, from, watchTS+`bench\.meter: state ok`, waitLong)
 	second.send(t, "22.0 V")
-	w.out.waitFor(t, from, `^bench\.meter = "22\.0 V" \(seq \d+(, current)?\)$`, waitLong)
+	w.out.waitFor(t, from, watchTS+`bench\.meter = "22\.0 V" \(seq \d+(, current)?\)$`, waitLong)
 	out = gwOK(t, client("write", "--reply", "bench.meter", "*IDN?")...)
-	if !strings.Contains(out, `reply: "ACME,METER,42"`) {
+	if !strings.Contains(out, `bench.meter answered "ACME,METER,42"`) {
 		t.Errorf("write --reply after replugging printed %q", out)
 	}
 	if code, _ := w.signal(t, syscall.SIGINT, 3e9); code != 0 {

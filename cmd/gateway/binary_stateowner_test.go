@@ -35,7 +35,7 @@ func TestBinaryCommandsAsStateOwner(t *testing.T) {
 	if err := os.Chown(dir, uid, gid); err != nil {
 		t.Fatal(err)
 	}
-	gwOK(t, "token", "add", "--state-dir", dir, "--name", "agent", "--kind", "agent", "--scope", "read")
+	gwOK(t, "token", "add", "--init", "--state-dir", dir, "--name", "agent", "--kind", "agent", "--scope", "read")
 	for _, f := range []string{"tokens.json", "audit"} {
 		fi, err := os.Stat(filepath.Join(dir, f))
 		if err != nil {

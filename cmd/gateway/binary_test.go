@@ -86,7 +86,7 @@ func TestBinaryStory(t *testing.T) {
 
 			w, _ := watchProc(t, client()...)
 			wj := startChild(t, client("watch", "--json")...)
-			wj.err.waitFor(t, 0, `^connected to `, waitLong)
+			wj.err.waitFor(t, 0, watchTS+`connected to `, waitLong)
 			wj.out.waitFor(t, 0, jsonValue("sim.led", "false"), waitLong)
 
 			out := gwOK(t, client("write", "sim.led", "true")...)
@@ -94,7 +94,7 @@ func TestBinaryStory(t *testing.T) {
 			if m == nil {
 				t.Fatalf("write printed %q", out)
 			}
-			w.out.waitFor(t, 0, `^sim\.led = true \(seq `+m[1]+`\)$`, waitLong)
+			w.out.waitFor(t, 0, watchTS+`sim\.led = true \(seq `+m[1]+`\)$`, waitLong)
 			wj.out.waitFor(t, 0, jsonValue("sim.led", "true"), waitLong)
 
 			checkDevicesTable(t, gwOK(t, client("devices")...))
@@ -119,7 +119,7 @@ func TestBinaryStory(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &wrote); err != nil || wrote.Status != "applied" || wrote.Device != "sim.led" || wrote.Value == nil || *wrote.Value {
 				t.Errorf("write --json printed %q (%v)", out, err)
 			}
-			w.out.waitFor(t, 0, `^sim\.led = false \(seq \d+\)$`, waitLong)
+			w.out.waitFor(t, 0, watchTS+`sim\.led = false \(seq \d+\)$`, waitLong)
 			wj.out.waitFor(t, 0, jsonValue("sim.led", "false")+`.*"seq":`, waitLong)
 
 			for _, c := range []*child{w, wj} {
@@ -157,11 +157,14 @@ func checkJSONLines(t *testing.T, text string) {
 func checkDevicesTable(t *testing.T, out string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	if len(lines) != 1+len(simDevices) || !regexp.MustCompile(`^ID\s+KIND\s+ACCESS\s+RISK\s+STATE\s+VALUE$`).MatchString(lines[0]) {
+	if len(lines) != 1+len(simDevices) || !regexp.MustCompile(`^ID\s+KIND\s+ACCESS\s+RISK\s+STATE\s+VALUE\s+LABEL$`).MatchString(lines[0]) {
 		t.Fatalf("devices printed:\n%s", out)
 	}
-	if !slices.ContainsFunc(lines, regexp.MustCompile(`^sim\.led\s+gpio\.output\s+rw\s+low\s+ok\s+true$`).MatchString) {
+	if !slices.ContainsFunc(lines, regexp.MustCompile(`^sim\.led\s+gpio\.output\s+rw\s+low\s+ok\s+true\s+LED$`).MatchString) {
 		t.Errorf("devices does not show sim.led on:\n%s", out)
+	}
+	if !slices.ContainsFunc(lines, regexp.MustCompile(`^sim\.fan\s+pwm\s+rw\s+low\s+ok\s+\d+ %\s+Fan$`).MatchString) {
+		t.Errorf("devices does not show sim.fan's unit and label:\n%s", out)
 	}
 }
 
@@ -235,7 +238,7 @@ func TestBinaryTokens(t *testing.T) {
 	if out := gwOK(t, append([]string{"read", "sim.led"}, hub...)...); out != "false\n" {
 		t.Errorf("read with the new token printed %q", out)
 	}
-	wantOneLineError(t, gw(t, append([]string{"write", "sim.led", "true"}, hub...)...), "(FORBIDDEN)")
+	wantOneLineError(t, gw(t, append([]string{"write", "sim.led", "true"}, hub...)...), "hal/write needs scope control_low")
 
 	out := gwOK(t, "token", "list", "--state-dir", dir)
 	if !regexp.MustCompile(`(?m)^a1\s+agent\s+read\s+all\s+\d{4}-`).MatchString(out) || strings.Contains(out, tok) {
@@ -260,12 +263,12 @@ func TestBinaryTokens(t *testing.T) {
 	}
 	// The watch's connection ends too, and its next one is refused.
 	code := w.wait(t, waitLong)
-	wantOneLineError(t, result{stderr: w.err.text() + "\n", code: code}, "(UNAUTHORIZED)")
+	wantOneLineError(t, result{stderr: w.err.text() + "\n", code: code}, "the hub refused the token")
 
 	if names := listTokens(t, dir); slices.Contains(names, "a1") {
 		t.Errorf("token list after the revoke: %q", names)
 	}
-	wantOneLineError(t, gw(t, append([]string{"read", "sim.led"}, hub...)...), "(UNAUTHORIZED)")
+	wantOneLineError(t, gw(t, append([]string{"read", "sim.led"}, hub...)...), "the hub refused the token")
 }
 
 // TestBinaryDevicesLimitedToken: a token limited to some devices sees only
@@ -298,9 +301,9 @@ func TestBinaryOneLineErrors(t *testing.T) {
 		{"nothing listening ws", []string{"devices", "--hub", "ws://" + closedPort(t) + "/hal"}, "nothing listening at ws://"},
 		{"nothing listening tcp", []string{"read", "sim.led", "--hub", "tcp://" + closedPort(t)}, "nothing listening at tcp://"},
 		{"nothing listening unix", []string{"read", "sim.led", "--hub", "unix://" + filepath.Join(dir, "none.sock")}, "nothing listening at unix://"},
-		{"bad token ws", []string{"read", "sim.led", "--hub", g.ws, "--token", "gw_bad"}, "the hub refused the token (UNAUTHORIZED)"},
-		{"bad token tcp", []string{"devices", "--hub", g.tcp, "--token", "gw_bad"}, "the hub refused the token (UNAUTHORIZED)"},
-		{"no token", []string{"read", "sim.led", "--hub", g.tcp, "--state-dir", t.TempDir()}, "(UNAUTHORIZED): token_missing"},
+		{"bad token ws", []string{"read", "sim.led", "--hub", g.ws, "--token", "gw_bad"}, "the hub refused the token: unknown or revoked token"},
+		{"bad token tcp", []string{"devices", "--hub", g.tcp, "--token", "gw_bad"}, "the hub refused the token: unknown or revoked token"},
+		{"no token", []string{"read", "sim.led", "--hub", g.tcp, "--state-dir", t.TempDir()}, "the hub wants a token and none was given; give --token"},
 		{"unknown device read", append([]string{"read", "sim.nope", "--hub", g.ws}, state...), `no such device "sim.nope"`},
 		{"unknown device write", append([]string{"write", "sim.nope", "true", "--hub", g.tcp}, state...), `no such device "sim.nope"`},
 		{"wrong type", append([]string{"write", "sim.led", "on", "--hub", g.ws}, state...), "value of the wrong type for sim.led"},
@@ -351,14 +354,14 @@ hub:
 	if r.code != 1 || r.stdout != "" {
 		t.Errorf("check bad.yaml: exit %d, stdout %q; want 1 and nothing", r.code, r.stdout)
 	}
-	checkFaultLines(t, r.stderr, wantPaths)
+	checkFaultLines(t, r.stderr, bad, wantPaths)
 
 	state := filepath.Join(dir, "state")
 	r = gw(t, "run", "--config", bad, "--state-dir", state, "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0")
 	if r.code != 1 {
 		t.Errorf("run with bad.yaml: exit %d, want 1", r.code)
 	}
-	checkFaultLines(t, r.stderr, wantPaths)
+	checkFaultLines(t, r.stderr, bad, wantPaths)
 	if _, err := os.Stat(state); !os.IsNotExist(err) {
 		t.Errorf("run with bad.yaml created its state directory (%v)", err)
 	}
@@ -369,17 +372,19 @@ hub:
 	}
 }
 
-// checkFaultLines checks that stderr is one `path: message` line per
-// fault, in order, and nothing else (no listening, no ready).
-func checkFaultLines(t *testing.T, stderr string, paths []string) {
+// checkFaultLines checks that stderr is one `gateway: file: path:
+// message` line per fault, in order, and nothing else (no listening, no
+// ready).
+func checkFaultLines(t *testing.T, stderr, file string, paths []string) {
 	t.Helper()
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if len(lines) != len(paths) {
 		t.Fatalf("stderr has %d lines, want %d:\n%s", len(lines), len(paths), stderr)
 	}
 	for i, p := range paths {
-		if rest, ok := strings.CutPrefix(lines[i], p+": "); !ok || rest == "" {
-			t.Errorf("line %d is %q, want %q and a message", i+1, lines[i], p+": ")
+		prefix := "gateway: " + file + ": " + p + ": "
+		if rest, ok := strings.CutPrefix(lines[i], prefix); !ok || rest == "" {
+			t.Errorf("line %d is %q, want %q and a message", i+1, lines[i], prefix)
 		}
 	}
 }
@@ -406,15 +411,15 @@ func TestBinaryRestart(t *testing.T) {
 
 	g.kill(t)
 	for _, w := range []*child{ws, tcp} {
-		w.out.waitFor(t, 0, `^disconnected: .*; retrying in \d`, waitLong)
+		w.out.waitFor(t, 0, watchTS+`disconnected: .*; retrying in \d`, waitLong)
 	}
 	g = startGateway(t, dir, "--http", g.httpAddr, "--tcp", g.tcpAddr)
 	for i, w := range []*child{ws, tcp} {
-		_, m := w.out.waitFor(t, marks[i], `^hub restarted \(new run ([^)]+)\); values read again$`, waitLong)
+		_, m := w.out.waitFor(t, marks[i], watchTS+`hub restarted \(new run ([^)]+)\); values read again$`, waitLong)
 		if m[1] == boot1 {
 			t.Errorf("%s: the new run has the old bootId %s", w.name, boot1)
 		}
-		w.out.waitFor(t, marks[i], `^sim\.led = false \(seq \d+, current\)$`, waitLong)
+		w.out.waitFor(t, marks[i], watchTS+`sim\.led = false \(seq \d+, current\)$`, waitLong)
 	}
 	tok, err := os.ReadFile(filepath.Join(dir, "admin.token"))
 	if err != nil {
@@ -439,12 +444,12 @@ func TestBinaryRestart(t *testing.T) {
 		t.Fatalf("write printed %q", out)
 	}
 	for i, w := range []*child{ws, tcp} {
-		w.out.waitFor(t, marks[i], `^sim\.led = true \(seq `+m[1]+`\)$`, waitLong)
+		w.out.waitFor(t, marks[i], watchTS+`sim\.led = true \(seq `+m[1]+`\)$`, waitLong)
 	}
 
 	c.Close()
 	g.stop(t)
-	ws.out.waitFor(t, marks[0], `^disconnected: `, waitLong)
+	ws.out.waitFor(t, marks[0], watchTS+`disconnected: `, waitLong)
 }
 
 // TestBinarySimInputs: on the sim board an admin plays the outside world;
@@ -464,8 +469,8 @@ func TestBinarySimInputs(t *testing.T) {
 
 	tok := g.addToken(t, "bot", "control_low")
 	agent := []string{"--hub", g.tcp, "--token", tok}
-	wantOneLineError(t, gw(t, append([]string{"write", "sim.door", "false"}, agent...)...), "(FORBIDDEN)")
-	wantOneLineError(t, gw(t, append([]string{"write", "sim.button", "true"}, agent...)...), "(FORBIDDEN)")
+	wantOneLineError(t, gw(t, append([]string{"write", "sim.door", "false"}, agent...)...), "only an admin may play the outside world on sim.door")
+	wantOneLineError(t, gw(t, append([]string{"write", "sim.button", "true"}, agent...)...), "only an admin may play the outside world on sim.button")
 	gwOK(t, append([]string{"write", "sim.led", "true"}, agent...)...)
 	if out := gwOK(t, append([]string{"read", "sim.door"}, agent...)...); out != "true\n" {
 		t.Errorf("read sim.door = %q after the refused write", out)

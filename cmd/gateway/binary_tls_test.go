@@ -103,7 +103,7 @@ func TestBinaryTLS(t *testing.T) {
 	if out := gwOK(t, "write", "sim.led", "true", "--hub", tls, "--fingerprint", upperColons(fp), "--state-dir", dir); !strings.HasPrefix(out, "sim.led = true (seq ") {
 		t.Errorf("write over tls printed %q", out)
 	}
-	w.out.waitFor(t, from, `^sim\.led = true \(seq \d+\)$`, waitLong)
+	w.out.waitFor(t, from, watchTS+`sim\.led = true \(seq \d+\)$`, waitLong)
 
 	other := strings.Repeat("ab", 32)
 	for _, hub := range []string{wss, tls} {

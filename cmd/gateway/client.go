@@ -27,10 +27,14 @@ import (
 // The client commands (DESIGN.md, "Command line contract") talk to a
 // running gateway as any OpenHAL client would:
 //
-//	gateway devices [flags]            a table of the devices and their values
+//	gateway status [flags]             one screen: the stop, devices, confirmations, adapters, clients (status.go)
+//	gateway devices [flags]            a table of the devices, their values with units, and labels
 //	gateway read ID [-v] [flags]       a device's value
 //	gateway write ID VALUE [flags]     set a value; VALUE is JSON if it parses, else a string
-//	gateway watch [flags]              values and events as they happen, until interrupted
+//	gateway watch [DEVICE...] [flags]  values and events as they happen, until interrupted
+//
+// While the emergency stop is engaged, status, devices, watch and confirm
+// list print it first (stopBanner), except with --json.
 //
 // Common flags: --hub URL, --token, --fingerprint, --state-dir, --json,
 // and --timeout except for watch.
@@ -49,15 +53,11 @@ type clientFlags struct {
 }
 
 // newClientFlags returns a command's FlagSet with the common flags, and
-// --timeout for a command that ends by itself (not watch).
-func newClientFlags(name, synopsis string, timed bool, stderr io.Writer) (*flag.FlagSet, *clientFlags) {
+// --timeout for a command that ends by itself (not watch). The FlagSet
+// prints nothing itself (usage.go).
+func newClientFlags(name, synopsis string, timed bool, _ io.Writer) (*flag.FlagSet, *clientFlags) {
 	f := &clientFlags{}
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: gateway %s %s\n", name, synopsis)
-		fs.PrintDefaults()
-	}
+	fs := newFlagSet(name, synopsis)
 	hub := defaultHub
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
 		hub = h
@@ -95,11 +95,8 @@ func parseClientArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 			}
 		}
 	}
-	if err := fs.Parse(flags); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, err
-		}
-		return nil, errUsage // the flag package has said what was wrong
+	if err := parseFlags(fs, flags); err != nil {
+		return nil, err
 	}
 	return pos, nil
 }
@@ -122,15 +119,6 @@ func takesValue(fs *flag.FlagSet, arg string) bool {
 	}
 	b, ok := fl.Value.(interface{ IsBoolFlag() bool })
 	return !ok || !b.IsBoolFlag()
-}
-
-// wantArgs checks the number of positional arguments.
-func wantArgs(fs *flag.FlagSet, pos []string, n int) error {
-	if len(pos) != n {
-		fs.Usage()
-		return errUsage
-	}
-	return nil
 }
 
 // resolveToken finds the token: --token, $GATEWAY_TOKEN, or admin.token in
@@ -180,6 +168,7 @@ func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
 	if err == nil {
 		return c, nil
 	}
+	err = f.worded(err)
 	var he *halclient.HubError
 	switch {
 	case errors.As(err, &he) && he.Reason() == "token_missing":
@@ -188,6 +177,19 @@ func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
 		return nil, fmt.Errorf("%w (the token from %s)", err, from)
 	}
 	return nil, f.explain(err)
+}
+
+// worded makes a hub's error answer in err read as a sentence alone,
+// without the code's name and reason that repeat it ("confirmation c-3 is
+// already approved", not "... (CONFIRMATION_CLOSED): confirmation_closed"),
+// unless --json asked for the machine words too. It must run before err
+// is wrapped: fmt.Errorf fixes the text.
+func (f *clientFlags) worded(err error) error {
+	var he *halclient.HubError
+	if errors.As(err, &he) {
+		he.Plain = !f.json
+	}
+	return err
 }
 
 // explain rewords a timeout: the context's own words name neither the hub
@@ -214,7 +216,7 @@ func (f *clientFlags) context(timed bool) (context.Context, context.CancelFunc) 
 func (f *clientFlags) call(ctx context.Context, c *halclient.Conn, method string, params any, dev string) (json.RawMessage, error) {
 	var raw json.RawMessage
 	if err := c.Call(ctx, method, params, &raw); err != nil {
-		return nil, f.explain(halclient.Describe(err, method, dev))
+		return nil, f.explain(f.worded(halclient.Describe(err, method, dev)))
 	}
 	return raw, nil
 }
@@ -267,20 +269,27 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("decode the device list: %w", err)
 	}
 	values := readValues(ctx, c, res.Devices)
+	printStopBanner(stdout, c.Init().Stopped)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tACCESS\tRISK\tSTATE\tVALUE")
+	fmt.Fprintln(tw, "ID\tKIND\tACCESS\tRISK\tSTATE\tVALUE\tLABEL")
 	for i, d := range res.Devices {
 		state := string(d.State)
 		if d.Fault != "" {
 			state += " (" + d.Fault + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Access, d.Risk, state, values[i])
+		state += noSafeMark(d)
+		label := oneLine(d.Label)
+		if label == "" {
+			label = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Access, d.Risk, state, values[i], label)
 	}
 	return tw.Flush()
 }
 
 // readValues reads the readable devices that are not offline, a few at a
-// time; a value that cannot be read shows as "-".
+// time, and writes each value with its unit; a value that cannot be read
+// shows as "-".
 func readValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor) []string {
 	out := make([]string, len(devs))
 	sem := make(chan struct{}, 8)
@@ -294,7 +303,7 @@ func readValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor
 		wg.Go(func() {
 			defer func() { <-sem }()
 			if v, err := c.Read(ctx, d.ID, -1); err == nil {
-				out[i] = formatValue(v.Value)
+				out[i] = valueWithUnit(d.Schema, v.Value)
 			}
 		})
 	}
@@ -319,6 +328,7 @@ type rawValue struct {
 	Value        json.RawMessage         `json:"value"`
 	TS           time.Time               `json:"ts"`
 	Seq          uint64                  `json:"seq"`
+	DevSeq       uint64                  `json:"devSeq"`
 	Reply        json.RawMessage         `json:"reply"`
 	Confirmation *halclient.Confirmation `json:"confirmation"`
 }
@@ -332,7 +342,7 @@ func cmdRead(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 1); err != nil {
+	if err := wantArgs(fs, pos, 1, "device id"); err != nil {
 		return err
 	}
 	id := pos[0]
@@ -348,7 +358,7 @@ func cmdRead(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("decode the value of %s: %w", id, err)
 	}
 	if *verbose {
-		_, err = fmt.Fprintf(stdout, "%s (ts %s, seq %d)\n", v.Value, v.TS.Format(openhal.TimeFormat), v.Seq)
+		_, err = fmt.Fprintf(stdout, "%s (ts %s, %s)\n", v.Value, v.TS.Format(openhal.TimeFormat), seqNote(v.Seq, v.DevSeq))
 		return err
 	}
 	_, err = fmt.Fprintf(stdout, "%s\n", v.Value)
@@ -369,19 +379,32 @@ func parseValue(s string) json.RawMessage {
 func cmdWrite(args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("write", "ID VALUE [--reason TEXT] [flags]", true, stderr)
 	reason := fs.String("reason", "", "why, for the audit log and whoever approves a confirmation")
-	reply := fs.Bool("reply", false, "serial devices: wait for the instrument's answer line and print it")
+	reply := fs.Bool("reply", false, "serial devices: wait for the instrument's answer line and print it; no answer is an error")
+	within := fs.Duration("reply-within", defaultReplyWithin, "serial devices: wait this long at most for the instrument's answer, and print it if one came (0: do not wait)")
 	pos, err := parseClientArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 2); err != nil {
+	if err := wantArgs(fs, pos, 2, "device id", "value"); err != nil {
 		return err
+	}
+	if *within < 0 || *within > 5*time.Second {
+		return usagef(fs, "--reply-within %s: want 0 to 5s", *within)
 	}
 	id, value := pos[0], parseValue(pos[1])
 	params := openhal.WriteParams{Device: id, Value: value, Reason: *reason, Reply: *reply}
+	if ms := within.Milliseconds(); ms > 0 && !*reply {
+		params.ReplyWithinMs = &ms
+	}
 	raw, err := f.callOnce(openhal.MethodWrite, params, id)
+	if params.ReplyWithinMs != nil && unknownParam(err, "replyWithinMs") {
+		// A gateway from before replyWithinMs refuses the param before
+		// anything reaches the device: send the write as it knows it.
+		params.ReplyWithinMs = nil
+		raw, err = f.callOnce(openhal.MethodWrite, params, id)
+	}
 	if err != nil {
-		return err
+		return withStringHint(err, pos[1], value)
 	}
 	if f.json {
 		return printJSON(stdout, raw)
@@ -404,21 +427,48 @@ func printWrite(w io.Writer, id string, value json.RawMessage, r rawValue) error
 		_, err := fmt.Fprintf(w, "%s = %s: %s\n", id, value, r.Status)
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "%s = %s (seq %d)\n", id, r.Value, r.Seq); err != nil {
+	if _, err := fmt.Fprintf(w, "%s = %s (%s)\n", id, r.Value, seqNote(r.Seq, r.DevSeq)); err != nil {
 		return err
 	}
 	if len(r.Reply) > 0 && string(r.Reply) != "null" {
-		_, err := fmt.Fprintf(w, "reply: %s\n", r.Reply)
+		_, err := fmt.Fprintf(w, "%s answered %s\n", id, r.Reply)
 		return err
 	}
 	return nil
 }
 
-// cmdWatch prints one line per event until interrupted. With --json it
-// prints the hub's notifications as received, one JSON object per line,
-// and the values read on each (re)connection as hal/value objects too, so
-// that a script reading only standard output knows every current value;
-// connection events and gaps go to standard error.
+// defaultReplyWithin is how long `write` waits for a line instrument's
+// answer unless told: long enough for an instrument's quick answer
+// ("ERR unknown command"), short enough not to be noticed after a
+// command that gets none.
+const defaultReplyWithin = 500 * time.Millisecond
+
+// unknownParam reports whether err is the hub's refusal of a param it
+// does not know.
+func unknownParam(err error, param string) bool {
+	var he *halclient.HubError
+	return errors.As(err, &he) && he.Code() == openhal.CodeInvalidParams && he.Reason() == "unknown_param" && he.Param() == param
+}
+
+// withStringHint adds to a refusal of a value that parsed as JSON (42,
+// true) by a device that wants a string how to send it as one.
+func withStringHint(err error, arg string, value json.RawMessage) error {
+	var he *halclient.HubError
+	if !errors.As(err, &he) || he.Reason() != "wrong_type" || !strings.Contains(err.Error(), "want a string") ||
+		strings.HasPrefix(string(value), `"`) {
+		return err
+	}
+	quoted, _ := json.Marshal(arg)
+	return fmt.Errorf("%w; to send it as a string, quote it: '%s'", err, quoted)
+}
+
+// cmdWatch prints one line per event until interrupted, each starting
+// with its time, values with their units. With --json it prints the hub's
+// notifications as received, one JSON object per line, and the values
+// read on each (re)connection as hal/value objects too, so that a script
+// reading only standard output knows every current value; connection
+// events, the stop banner and gaps go to standard error. DEVICE... keeps
+// to those devices (and to the events of no device: the stop, gaps).
 func cmdWatch(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -427,23 +477,28 @@ func cmdWatch(args []string, stdout, stderr io.Writer) error {
 
 // runWatch is cmdWatch until ctx ends.
 func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs, f := newClientFlags("watch", "[flags]", false, stderr)
+	fs, f := newClientFlags("watch", "[DEVICE...] [flags]", false, stderr)
 	pos, err := parseClientArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 0); err != nil {
+	only, err := watchFilter(fs, pos, stderr)
+	if err != nil {
 		return err
 	}
 	tok, from := f.resolveToken()
 	opt := f.options(tok)
-	p := &watchPrinter{url: f.hub, json: f.json, out: stdout, status: stdout}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	p := &watchPrinter{url: f.hub, json: f.json, out: stdout, status: stdout, only: only, now: time.Now, cancel: cancel}
 	if f.json {
 		p.status = stderr
 	}
-	err = halclient.Watch(ctx, f.hub, opt, p.event)
+	err = f.worded(halclient.Watch(ctx, f.hub, opt, p.event))
 	var he *halclient.HubError
 	switch {
+	case p.err != nil:
+		return p.err // set before cancel, read after Watch returned
 	case ctx.Err() != nil:
 		return nil // interrupted: the normal end
 	case errors.As(err, &he) && he.Reason() == "token_missing":
@@ -458,9 +513,22 @@ type watchPrinter struct {
 	json   bool
 	out    io.Writer // values and notifications
 	status io.Writer // connection events
+	now    func() time.Time
+
+	only    map[string]bool              // DEVICE...: nil for every device
+	devs    map[string]device.Descriptor // the devices listed, for their units
+	listed  bool                         // the first device list was checked against only
+	stopped *openhal.StopInfo            // the stop in force, as last heard
+	held    []heldLine                   // lines before the first device list (hold)
+	err     error                        // why the watch ends (an unknown DEVICE)
+	cancel  func()                       // ends the watch after err is set
 }
 
 func (p *watchPrinter) event(e halclient.WatchEvent) {
+	if p.err != nil || !p.wanted(&e) {
+		return
+	}
+	defer p.track(e)
 	if p.json {
 		if n := e.Notification; n != nil {
 			if b, err := jsonrpc.AppendNotification(nil, n.Method, n.Params); err == nil {
@@ -482,7 +550,10 @@ func (p *watchPrinter) event(e halclient.WatchEvent) {
 		if e.Kind == halclient.EventValue || e.Kind == halclient.EventNotification {
 			w = p.out
 		}
-		fmt.Fprintln(w, line)
+		p.println(w, watchStamp(p.stamp(e))+" "+line)
+	}
+	if e.Kind == halclient.EventConnected || e.Kind == halclient.EventRestarted {
+		p.connectedStop(e.Init.Stopped)
 	}
 }
 
@@ -498,16 +569,19 @@ func (p *watchPrinter) line(e halclient.WatchEvent) string {
 	case halclient.EventRestarted:
 		return fmt.Sprintf("hub restarted (new run %s); values read again", e.Init.BootID)
 	case halclient.EventDevices:
-		return fmt.Sprintf("%d devices", len(e.Devices))
+		return fmt.Sprintf("%d %s", len(e.Devices), plural(uint64(len(e.Devices)), "device", "devices"))
 	case halclient.EventValue:
 		if e.Resync {
-			return fmt.Sprintf("%s = %s (seq %d, current)", e.Device, formatValue(e.Value.Value), e.Value.Seq)
+			return fmt.Sprintf("%s = %s (%s, current)", e.Device, p.valueText(e.Device, e.Value.Value), seqNote(e.Value.Seq, e.Value.DevSeq))
 		}
-		return fmt.Sprintf("%s = %s (seq %d)", e.Device, formatValue(e.Value.Value), e.Value.Seq)
+		return fmt.Sprintf("%s = %s (%s)", e.Device, p.valueText(e.Device, e.Value.Value), seqNote(e.Value.Seq, e.Value.DevSeq))
 	case halclient.EventReadFailed:
 		return fmt.Sprintf("%s: cannot read: %v", e.Device, e.Err)
 	case halclient.EventMissed:
 		s := fmt.Sprintf("missed %d %s", e.Missed, plural(e.Missed, "value", "values"))
+		if e.Device != "" {
+			s += " of " + e.Device
+		}
 		if e.Reconnected {
 			s += " while disconnected"
 		}
@@ -515,6 +589,9 @@ func (p *watchPrinter) line(e halclient.WatchEvent) string {
 	case halclient.EventDropped:
 		return fmt.Sprintf("dropped %d %s: this watch fell behind", e.Dropped, plural(e.Dropped, "notification", "notifications"))
 	case halclient.EventNotification:
+		if e.Notification.Method == openhal.NotifyStopped {
+			return stoppedLine(e.Notification.Params, p.stopped != nil)
+		}
 		return notificationLine(*e.Notification)
 	case halclient.EventDisconnected:
 		return fmt.Sprintf("disconnected: %v; retrying in %s", e.Err, e.Retry.Round(time.Millisecond))
@@ -565,9 +642,9 @@ func notificationLine(n halclient.Notification) string {
 	case n.Method == openhal.NotifyBlocked:
 		return fmt.Sprintf("blocked: %s = %s from %s by rule %s: %s", id, p.Value, who, p.Rule, p.Reason)
 	case n.Method == openhal.NotifyStopped:
-		return fmt.Sprintf("EMERGENCY STOP by %s: %s", who, p.Reason)
+		return stoppedLine(n.Params, false)
 	case n.Method == openhal.NotifyResumed:
-		return fmt.Sprintf("resumed by %s", who)
+		return fmt.Sprintf("emergency stop lifted by %s: writes are accepted again", who)
 	case p.Confirmation != nil && (n.Method == openhal.NotifyConfirmationRequested || n.Method == openhal.NotifyConfirmationResolved):
 		cf := p.Confirmation
 		return fmt.Sprintf("confirmation %s %s: %s = %s by %s %s", cf.ID, cf.Status, cf.Device, formatValue(cf.Value), cf.RequestedBy.Kind, cf.RequestedBy.Name)

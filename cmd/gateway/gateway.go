@@ -29,6 +29,7 @@ import (
 	"github.com/openhal/gateway/halhub/audit"
 	"github.com/openhal/gateway/halhub/token"
 	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/statedir"
 	"github.com/openhal/gateway/supervisor"
 	"github.com/openhal/gateway/supervisor/process"
 	"github.com/openhal/gateway/systemd"
@@ -67,6 +68,13 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 	if err := os.MkdirAll(stateDir, 0o700); err != nil {
 		return fmt.Errorf("create state directory: %w", err)
 	}
+	// One gateway per state directory: a second one would lift the
+	// first's stop on disk, or write its own over it.
+	lock, err := statedir.Take(stateDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	auditLog, err := audit.Open(auditDir(stateDir), audit.Options{Logger: log})
 	if err != nil {
 		return fmt.Errorf("open audit log: %w", err)
@@ -80,6 +88,8 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 
 	reg := device.NewRegistry(nil)
 	adapters := &adapterService{} // its supervisor is set once the Hub exists
+	// gateway status's service: its Hub and supervisor are set likewise.
+	status := newStatusService(cfg)
 	statusKicks, kickStatus := newKicker()
 	var stopButtons []string
 	if id := cfg.StopButton(); id != "" {
@@ -97,24 +107,22 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 		StopButtons:  stopButtons,
 		AuthFailures: cfg.Hub.Limits.AuthFailures,
 		AuthWindow:   cfg.Hub.Limits.AuthWindow,
-		Extensions:   adapters.extensions(),
+		Extensions:   extensionsOf(adapters.extensions(), status.extensions()),
 		OnSessions:   kickStatus,
 		// Other sites whose web pages may open the WebSocket.
 		AllowedOrigins: cfg.Hub.AllowedOrigins,
 	})
 	defer hub.Close()
 	hub.SetTokens(tokens)
+	status.hub = hub
 
 	// The board and the token watch live until the shutdown is done, not
 	// until the signal: a write in flight at SIGTERM is still answered,
 	// and the safe values still reach the hardware.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go func() {
-		if err := store.Watch(ctx, log, hub.SetTokens); err != nil {
-			log.Error("token file watch ended; token changes need a restart", "err", err)
-		}
-	}()
+	stateBack := make(chan struct{}, 1)
+	go followTokens(ctx, store, hub, stateBack, log)
 
 	extendStart(notifier, "board", log)
 	wait, err := startBoard(ctx, cfg, reg, log)
@@ -125,6 +133,10 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 	defer cancel() // runs before wait: stops the board's runners
 	if err := hub.Restore(); err != nil {
 		return fmt.Errorf("restore hub state: %w", err)
+	}
+	stateProbe, err := watchStateDir(ctx, lock, hub, stateBack, log)
+	if err != nil {
+		return err
 	}
 	sup, err := supervisor.New(supervisor.Options{
 		StateDir: stateDir,
@@ -139,9 +151,10 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 		return err
 	}
 	adapters.sup = sup
+	status.sup = sup
 	// Both may fail on their environment: before anything is started.
 	line := statusLine{reg: reg, hub: hub, sup: sup}
-	watchdog, err := newWatchdog(notifier, hub, sup, auditLog, line, log)
+	watchdog, err := newWatchdog(notifier, hub, sup, auditLog, line, log, systemd.Probe{Name: "state", Check: stateProbe})
 	if err != nil {
 		return err
 	}
@@ -151,7 +164,7 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 
 	httpOpt := halhub.HTTPOptions{
 		MetricsPublic: cfg.Hub.MetricsPublic, Metrics: adapters.writeMetrics,
-		Probes: map[string]func(context.Context) error{"supervisor": sup.Probe},
+		Probes: map[string]func(context.Context) error{"supervisor": sup.Probe, "state": stateProbe},
 	}
 	stopListeners, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
 	if err != nil {
@@ -228,15 +241,16 @@ func waitAdapters(ctx context.Context, sup *supervisor.Supervisor, log *slog.Log
 
 // newWatchdog is systemd's watchdog, on when the unit sets one, over the
 // parts whose wedge must restart the gateway: the Hub's event path, the
-// supervisor and the audit writer. Devices are not probed: a hung driver
-// puts its own device in fault, and must not reboot the bench.
-func newWatchdog(n *systemd.Notifier, hub *halhub.Hub, sup *supervisor.Supervisor, auditLog *audit.Log, line statusLine, log *slog.Logger) (*systemd.Watchdog, error) {
+// supervisor and the audit writer, and the extra probes (the state
+// directory). Devices are not probed: a hung driver puts its own device
+// in fault, and must not reboot the bench.
+func newWatchdog(n *systemd.Notifier, hub *halhub.Hub, sup *supervisor.Supervisor, auditLog *audit.Log, line statusLine, log *slog.Logger, extra ...systemd.Probe) (*systemd.Watchdog, error) {
 	return systemd.NewWatchdog(n, systemd.WatchdogOptions{
-		Probes: []systemd.Probe{
+		Probes: append([]systemd.Probe{
 			{Name: "hub", Check: hub.Probe},
 			{Name: "supervisor", Check: sup.Probe},
 			{Name: "audit", Check: auditLog.Probe},
-		},
+		}, extra...),
 		Summary: line.String,
 		Log:     log,
 	})

@@ -8,11 +8,12 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -34,6 +35,7 @@ func commands() map[string]command {
 		"check":   {cmdCheck, "validate a configuration file without touching hardware"},
 		"version": {cmdVersion, "print the version"},
 		"token":   {cmdToken, "add, list or revoke access tokens"},
+		"status":  {cmdStatus, "one screen: the stop, devices, confirmations, adapters, clients"},
 		"devices": {cmdDevices, "list the devices of a running gateway"},
 		"read":    {cmdRead, "read a device's value"},
 		"write":   {cmdWrite, "write a device's value"},
@@ -51,27 +53,63 @@ func main() {
 }
 
 // runMain runs one command line and returns the exit code: 0, 1 for a
-// failure, 2 for a usage error.
+// failure, 2 for a usage error (usage.go has the convention).
 func runMain(args []string, stdout, stderr io.Writer) int {
 	cmds := commands()
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 {
+		fmt.Fprintln(stderr, "gateway: missing command")
 		usage(stderr, cmds)
-		if len(args) == 0 {
-			return 2
-		}
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help":
+		usage(stdout, cmds)
+		return 0
+	case "help":
+		return runHelp(args[1:], stdout, stderr)
+	}
+	cmd, ok := cmds[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "gateway: unknown command %q\n", args[0])
+		usage(stderr, cmds)
+		return 2
+	}
+	return report(cmd.run(args[1:], stdout, stderr), stdout, stderr)
+}
+
+// runHelp answers `gateway help [COMMAND [SUBCOMMAND]]`: the command's
+// own -h.
+func runHelp(args []string, stdout, stderr io.Writer) int {
+	cmds := commands()
+	if len(args) == 0 || args[0] == "help" {
+		usage(stdout, cmds)
 		return 0
 	}
 	cmd, ok := cmds[args[0]]
 	if !ok {
-		fmt.Fprintf(stderr, "gateway: unknown command %q (gateway help lists them)\n", args[0])
+		fmt.Fprintf(stderr, "gateway: help: unknown command %q\n", args[0])
+		usage(stderr, cmds)
 		return 2
 	}
-	err := cmd.run(args[1:], stdout, stderr)
+	rest := append(append([]string{}, args[1:]...), "-h")
+	return report(cmd.run(rest, stdout, stderr), stdout, stderr)
+}
+
+// report prints what a command's error calls for and returns the exit
+// code.
+func report(err error, stdout, stderr io.Writer) int {
+	var help *helpRequest
+	var bad *usageError
 	switch {
 	case err == nil:
 		return 0
-	case errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &help):
+		help.usage(stdout)
 		return 0
+	case errors.As(err, &bad):
+		fmt.Fprintf(stderr, "gateway: %s\n", oneLine(bad.msg))
+		bad.usage(stderr)
+		return 2
 	case errors.Is(err, errUsage):
 		return 2
 	case errors.Is(err, errReported):
@@ -81,8 +119,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	return 1
 }
 
-// errUsage is returned after a flag error, which the flag package has
-// already printed; errReported after a command printed its own errors.
+// errUsage matches every usage error; errReported is returned after a
+// command printed its own error lines.
 var (
 	errUsage    = errors.New("usage")
 	errReported = errors.New("reported")
@@ -91,11 +129,21 @@ var (
 func usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "usage: gateway COMMAND [flags]")
 	fmt.Fprintln(w)
-	for _, name := range []string{"run", "check", "version", "token", "devices", "read", "write", "watch", "stop", "resume", "confirm", "audit", "adapter"} {
+	// The usual order first; a command missing from it still shows, last.
+	names := []string{"run", "check", "version", "token", "status", "devices", "read", "write", "watch", "stop", "resume", "confirm", "audit", "adapter"}
+	for _, name := range slices.Sorted(maps.Keys(cmds)) {
+		if !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		if _, ok := cmds[name]; !ok {
+			continue
+		}
 		fmt.Fprintf(w, "  %-8s %s\n", name, cmds[name].summary)
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "gateway COMMAND -h shows a command's flags.")
+	fmt.Fprintln(w, "gateway help COMMAND, or gateway COMMAND -h, shows a command's flags.")
 }
 
 // oneLine keeps an error to one line: people and scripts read the first.
@@ -104,10 +152,12 @@ func oneLine(s string) string {
 }
 
 func cmdVersion(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("version", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	fs := newFlagSet("version", "")
+	if err := parseFlags(fs, args); err != nil {
+		return err
+	}
+	if err := wantArgs(fs, fs.Args(), 0); err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "gateway %s (commit %s)\n", version, commit)
 	return nil

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/signal"
+	"strconv"
 	"syscall"
 
 	"github.com/openhal/gateway/board"
@@ -15,8 +17,7 @@ import (
 
 // cmdRun runs the gateway until SIGINT or SIGTERM.
 func cmdRun(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("run", "[--config FILE] [flags]")
 	configPath := fs.String("config", "", "configuration `file` (default: the embedded sim board on 127.0.0.1)")
 	stateDir := fs.String("state-dir", "", "state `dir`ectory: tokens, audit log (default: the configuration's, else "+defaultStateDir()+")")
 	httpAddr := fs.String("http", "", "HTTP/WebSocket listen `address` (overrides the configuration; \"\" there disables it)")
@@ -24,13 +25,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	tcpAddr := fs.String("tcp", "", "TCP listen `address` (overrides the configuration)")
 	tlsAddr := fs.String("tls", "", "TCP-over-TLS listen `address` (overrides the configuration)")
 	unixPath := fs.String("unix", "", "Unix socket `path` (overrides the configuration)")
-	logLevel := fs.String("log-level", "info", "log level: debug, info, warn or error")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
+	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "gateway run: unexpected argument %q\n", fs.Arg(0))
-		return errUsage
+	if err := wantArgs(fs, fs.Args(), 0); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return usagef(fs, "--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	if err := serverOnly("run"); err != nil {
 		return err
@@ -56,14 +60,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 		}
 	})
 	if err := cfg.Validate(); err != nil {
-		return reportConfig(err, stderr)
+		return reportConfig(configName(*configPath), err, stderr)
 	}
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
-		return fmt.Errorf("--log-level: %w", err)
+	if noListener(cfg.Hub.Listen) && !socketActivated() {
+		return usagef(fs, "no listener: --http, --wss, --tcp, --tls and --unix (or the configuration's hub.listen) are all empty, so no client could reach the gateway")
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	setMemoryLimit(log)
+	logConfigWarnings(log, cfg)
 	dir := firstNonEmpty(*stateDir, cfg.StateDir, defaultStateDir())
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -73,19 +77,22 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 
 // cmdCheck validates a configuration without touching any hardware.
 func cmdCheck(args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("check", "--config FILE")
 	configPath := fs.String("config", "", "configuration `file` to check")
-	if err := fs.Parse(args); err != nil {
-		return errUsage
-	}
-	if *configPath == "" {
-		fmt.Fprintln(stderr, "gateway check: --config FILE is required")
-		return errUsage
-	}
-	if _, err := loadConfig(*configPath, stderr); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
+	if err := wantArgs(fs, fs.Args(), 0); err != nil {
+		return err
+	}
+	if *configPath == "" {
+		return usagef(fs, "--config FILE is required")
+	}
+	cfg, err := loadConfig(*configPath, stderr)
+	if err != nil {
+		return err
+	}
+	printConfigWarnings(stderr, cfg)
 	fmt.Fprintf(stdout, "%s: ok\n", *configPath)
 	return nil
 }
@@ -99,20 +106,44 @@ func loadConfig(path string, stderr io.Writer) (*board.Config, error) {
 	}
 	cfg, err := board.Load(path)
 	if err != nil {
-		return nil, reportConfig(err, stderr)
+		return nil, reportConfig(path, err, stderr)
 	}
 	return cfg, nil
 }
 
-func reportConfig(err error, stderr io.Writer) error {
+// reportConfig prints a bad configuration's faults, one a line, each
+// naming the file: "gateway: bench.yaml: hub.listen.htp: unknown field".
+func reportConfig(file string, err error, stderr io.Writer) error {
 	var errs board.Errors
 	if !errors.As(err, &errs) {
 		return err
 	}
 	for _, e := range errs {
-		fmt.Fprintln(stderr, e.Error())
+		fmt.Fprintf(stderr, "gateway: %s: %s\n", file, e.Error())
 	}
 	return errReported
+}
+
+// configName names the configuration in errors: its file, or the
+// embedded sim board's.
+func configName(path string) string {
+	if path == "" {
+		return "the built-in sim configuration"
+	}
+	return path
+}
+
+// noListener reports whether l opens no listener at all: such a gateway
+// would run, and report ready, with no way in.
+func noListener(l board.ListenConfig) bool {
+	return l.HTTP == "" && l.WSS == "" && l.TCP == "" && l.TLS == "" && l.Unix == ""
+}
+
+// socketActivated reports whether systemd passed this process listening
+// sockets (sd_listen_fds: LISTEN_PID is this process), which the gateway
+// serves even where the configuration disables that listener.
+func socketActivated() bool {
+	return os.Getenv("LISTEN_FDS") != "" && os.Getenv("LISTEN_PID") == strconv.Itoa(os.Getpid())
 }
 
 func firstNonEmpty(s ...string) string {

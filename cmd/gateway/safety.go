@@ -33,6 +33,7 @@ import (
 //	gateway confirm reject ID [--reason T] refuse it (admin)
 //	gateway confirm cancel ID              withdraw it (its creator)
 //	gateway audit [--since SEQ] [--limit N] [--follow]
+//	                                       --limit alone: the newest N; with --since: the N after SEQ
 //	                                       the audit log, one line per entry; --json prints entries as stored
 //
 // A stop that leaves a device short of its safe value, and an approval
@@ -68,7 +69,7 @@ func cmdStop(args []string, stdout, stderr io.Writer) error {
 	} else {
 		printStop(stdout, res)
 	}
-	return stopFailures(res)
+	return stopOutcome(res)
 }
 
 // latchFailedResult finds the stop's result in a latch_failed error.
@@ -97,16 +98,22 @@ func printStopOutput(w io.Writer, asJSON bool, raw json.RawMessage) {
 	}
 }
 
-// printStop says that the stop is engaged, then one line per device: its
-// safe value applied, or the error that kept it from it.
+// printStop says that the stop is engaged (or was already, and the safe
+// values were driven again), then one line per device: its safe value
+// applied, or the error that kept it from it.
 func printStop(w io.Writer, res openhal.StopResult) {
-	fmt.Fprintln(w, "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`")
+	if res.AlreadyStopped {
+		fmt.Fprintln(w, "emergency stop was already engaged: safe values driven again; only safe values may be written until an admin runs `gateway resume`")
+	} else {
+		fmt.Fprintln(w, "emergency stop engaged: only safe values may be written until an admin runs `gateway resume`")
+	}
 	for _, id := range res.SafeApplied {
 		fmt.Fprintf(w, "safe: %s\n", id)
 	}
 	for _, fl := range res.Failed {
-		fmt.Fprintf(w, "FAILED: %s: %s\n", fl.Device, errorText(fl.Error, fl.Device))
+		fmt.Fprintf(w, "FAILED: %s: %s\n", fl.Device, errorText(fl.Error, fl.Device, false))
 	}
+	printLeftAsIs(w, res.LeftAsIs)
 	if len(res.SafeApplied) == 0 && len(res.Failed) == 0 {
 		fmt.Fprintln(w, "no device has a safe value to drive")
 	}
@@ -127,24 +134,28 @@ func stopFailures(res openhal.StopResult) error {
 }
 
 // errorText is an error carried in a result (a stop's failure, a failed
-// approval) in full: its message, code name, reason, and the data fields
-// that the message does not already say.
-func errorText(eo openhal.ErrorObject, dev string) string {
+// approval) for a person: its message and the data fields that the
+// message does not already say. tagged adds the code's name and the
+// reason, which the message says in words (for --json).
+func errorText(eo openhal.ErrorObject, dev string, tagged bool) string {
 	msg := eo.Message
 	if dev != "" && !strings.Contains(msg, dev) {
 		msg = dev + ": " + msg
 	}
-	name := openhal.CodeName(eo.Code)
-	if name == "" {
-		name = "error " + strconv.FormatInt(eo.Code, 10)
-	}
-	s := msg + " (" + name + ")"
+	s := msg
 	var d map[string]any
 	if len(eo.Data) > 0 && json.Unmarshal(eo.Data, &d) != nil {
 		return s + " " + string(eo.Data)
 	}
-	if r, ok := d["reason"].(string); ok && r != "" {
-		s += ": " + r
+	if tagged {
+		name := openhal.CodeName(eo.Code)
+		if name == "" {
+			name = "error " + strconv.FormatInt(eo.Code, 10)
+		}
+		s += " (" + name + ")"
+		if r, ok := d["reason"].(string); ok && r != "" {
+			s += ": " + r
+		}
 	}
 	var extra []string
 	for k, v := range d {
@@ -179,7 +190,22 @@ func cmdResume(args []string, stdout, stderr io.Writer) error {
 	if f.json {
 		return printJSON(stdout, raw)
 	}
-	_, err = fmt.Fprintln(stdout, "resumed: the emergency stop is off and writes are accepted again")
+	var res struct {
+		Stopped    bool  `json:"stopped"`
+		WasStopped *bool `json:"wasStopped"` // absent from a Hub before it
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("decode the answer to the resume: %w", err)
+	}
+	msg := "resumed: the emergency stop is off and writes are accepted again"
+	switch {
+	case res.Stopped:
+		// Another stop was engaged while this resume was being recorded.
+		msg = "still stopped: a stop was engaged again while the resume was recorded; run gateway status"
+	case res.WasStopped != nil && !*res.WasStopped:
+		msg = "not stopped: the emergency stop was not engaged, nothing changed"
+	}
+	_, err = fmt.Fprintln(stdout, msg)
 	return err
 }
 
@@ -192,23 +218,15 @@ var confirmStatuses = []string{
 
 // cmdConfirm runs `gateway confirm list|approve|reject|cancel`.
 func cmdConfirm(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprintln(stderr, "usage: gateway confirm list|approve ID|reject ID|cancel ID [flags]")
-		return errUsage
+	resolve := func(verb string) func([]string, io.Writer, io.Writer) error {
+		return func(args []string, stdout, stderr io.Writer) error { return confirmResolve(verb, args, stdout, stderr) }
 	}
-	var err error
-	switch args[0] {
-	case "list":
-		err = confirmList(args[1:], stdout, stderr)
-	case "approve", "reject", "cancel":
-		err = confirmResolve(args[0], args[1:], stdout, stderr)
-	default:
-		return fmt.Errorf("confirm: unknown subcommand %q (want list, approve, reject or cancel)", args[0])
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return nil // the usage went to stderr
-	}
-	return err
+	return runGroup("confirm", []subcommand{
+		{"list", "the confirmation requests, a table", confirmList},
+		{"approve", "apply a request's write (admin)", resolve("approve")},
+		{"reject", "refuse a request (admin)", resolve("reject")},
+		{"cancel", "withdraw a request (its creator)", resolve("cancel")},
+	}, args, stdout, stderr)
 }
 
 // confirmList prints the Confirmation Requests: a table, or the hub's
@@ -224,9 +242,9 @@ func confirmList(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if *status != "" && !slices.Contains(confirmStatuses, *status) {
-		return fmt.Errorf("confirm list: --status %q is not one of %s", *status, strings.Join(confirmStatuses, ", "))
+		return usagef(fs, "--status %q is not one of %s", *status, strings.Join(confirmStatuses, ", "))
 	}
-	all, err := f.confirmationPages(*status)
+	all, stopped, err := f.confirmationPages(*status)
 	if err != nil {
 		return err
 	}
@@ -245,20 +263,28 @@ func confirmList(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("decode the confirmation list: %w", err)
 		}
 	}
+	printStopBanner(stdout, stopped)
 	return printConfirmations(stdout, cs)
 }
 
 // confirmationPages reads every page of hal/confirmations/list on one
 // connection, within --timeout in all, and returns the requests as the
-// hub sent them, by id.
-func (f *clientFlags) confirmationPages(status string) ([]json.RawMessage, error) {
+// hub sent them, by id, with the emergency stop in force when it
+// connected.
+func (f *clientFlags) confirmationPages(status string) ([]json.RawMessage, *openhal.StopInfo, error) {
 	ctx, stop := f.context(true)
 	defer stop()
 	c, err := f.dial(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer c.Close()
+	all, err := f.listConfirmations(ctx, c, status)
+	return all, c.Init().Stopped, err
+}
+
+// listConfirmations reads every page of hal/confirmations/list on c.
+func (f *clientFlags) listConfirmations(ctx context.Context, c *halclient.Conn, status string) ([]json.RawMessage, error) {
 	all := []json.RawMessage{}
 	p := openhal.ConfirmationsListParams{Status: status}
 	for {
@@ -318,7 +344,7 @@ func confirmResolve(verb string, args []string, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 1); err != nil {
+	if err := wantArgs(fs, pos, 1, "confirmation id"); err != nil {
 		return err
 	}
 	id := pos[0]
@@ -343,7 +369,7 @@ func confirmResolve(verb string, args []string, stdout, stderr io.Writer) error 
 	if cf.Status == openhal.ConfirmFailed {
 		msg := "the write was refused"
 		if cf.Error != nil {
-			msg = errorText(*cf.Error, "") // the sentence names the device
+			msg = errorText(*cf.Error, "", f.json) // the sentence names the device
 		}
 		return fmt.Errorf("confirmation %s failed: approved, but the write of %s = %s then failed: %s", cf.ID, cf.Device, formatValue(cf.Value), msg)
 	}
@@ -358,7 +384,7 @@ func confirmResolve(verb string, args []string, stdout, stderr io.Writer) error 
 func resolvedLine(cf openhal.Confirmation) string {
 	s := fmt.Sprintf("%s %s: %s = %s, requested by %s", cf.ID, cf.Status, cf.Device, formatValue(cf.Value), principalText(cf.RequestedBy))
 	if cf.Result != nil {
-		s += fmt.Sprintf(" (applied, seq %d)", cf.Result.Seq)
+		s += fmt.Sprintf(" (applied, %s)", seqNote(cf.Result.Seq, cf.Result.DevSeq))
 	}
 	if cf.ResolveReason != "" {
 		s += ": " + oneLine(cf.ResolveReason)
@@ -386,8 +412,8 @@ func cmdAudit(args []string, stdout, stderr io.Writer) error {
 // runAudit is cmdAudit until ctx ends.
 func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("audit", "[--since SEQ] [--limit N] [--follow] [flags]", true, stderr)
-	since := fs.Uint64("since", 0, "print the entries after this `seq`")
-	limit := fs.Int("limit", 0, "print at most `N` entries (default: all)")
+	since := fs.Uint64("since", 0, "print the entries after this `seq`, oldest first")
+	limit := fs.Int("limit", 0, "print `N` entries: the newest N, or with --since the first N after it (default: all)")
 	follow := fs.Bool("follow", false, "then print new entries as they are written, until interrupted")
 	pos, err := parseClientArgs(fs, args)
 	if err != nil {
@@ -397,7 +423,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	if *limit < 0 {
-		return fmt.Errorf("audit: --limit %d: want a positive number", *limit)
+		return usagef(fs, "--limit %d: want a positive number", *limit)
 	}
 	dctx, cancel := context.WithTimeout(ctx, f.timeout)
 	c, err := f.dial(dctx)
@@ -406,7 +432,12 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer c.Close()
-	r := auditReader{f: f, c: c, since: *since, left: *limit, limited: *limit > 0, out: stdout}
+	r := auditReader{f: f, c: c, since: *since, out: stdout}
+	if flagSet(fs, "since") {
+		r.left, r.limited = *limit, *limit > 0
+	} else {
+		r.tail = *limit
+	}
 	err = r.run(ctx, *follow)
 	if r.skipped > 0 {
 		fmt.Fprintf(stderr, "gateway: the hub skipped %d unreadable audit %s\n", r.skipped, plural(uint64(r.skipped), "line", "lines"))
@@ -422,8 +453,10 @@ type auditReader struct {
 	f       *clientFlags
 	c       *halclient.Conn
 	since   uint64 // where the next page starts: the last seq printed, or the Hub's next
-	left    int    // entries still to print, with --limit
-	limited bool   // --limit was given
+	left    int    // entries still to print, with --since and --limit
+	limited bool   // --since and --limit were given
+	tail    int    // --limit without --since: keep the newest tail entries until the log's end
+	kept    []auditItem
 	out     io.Writer
 	skipped int // the most unreadable lines one answer reported
 }
@@ -439,7 +472,9 @@ func (r *auditReader) run(ctx context.Context, follow bool) error {
 			return nil
 		case full:
 			continue // more may be waiting
-		case !follow:
+		}
+		r.flushTail()
+		if !follow {
 			return nil
 		}
 		select {
@@ -482,11 +517,7 @@ func (r *auditReader) page(ctx context.Context) (full bool, err error) {
 			return false, fmt.Errorf("the hub sent audit entry %d after %d", e.Seq, r.since)
 		}
 		r.since = e.Seq
-		if r.f.json {
-			fmt.Fprintf(r.out, "%s\n", raw)
-		} else {
-			fmt.Fprintln(r.out, auditLine(e))
-		}
+		r.take(auditItem{raw, e})
 	}
 	if r.limited {
 		r.left -= len(res.Entries)
@@ -499,6 +530,50 @@ func (r *auditReader) page(ctx context.Context) (full bool, err error) {
 	}
 	r.since = *res.Next // past entries this token may not see
 	return true, nil
+}
+
+// auditItem is one entry, as the Hub sent it and decoded.
+type auditItem struct {
+	raw json.RawMessage
+	e   audit.Entry
+}
+
+// take prints an entry, or keeps it while the newest are being sought
+// (--limit without --since): the log is read to its end, keeping the
+// last tail entries.
+func (r *auditReader) take(it auditItem) {
+	if r.tail == 0 {
+		r.print(it)
+		return
+	}
+	r.kept = append(r.kept, it)
+	if len(r.kept) > r.tail {
+		r.kept = r.kept[1:]
+	}
+}
+
+// flushTail prints the newest entries kept, once the log's end is
+// reached; from then on entries are printed as they come (--follow).
+func (r *auditReader) flushTail() {
+	for _, it := range r.kept {
+		r.print(it)
+	}
+	r.kept, r.tail = nil, 0
+}
+
+func (r *auditReader) print(it auditItem) {
+	if r.f.json {
+		fmt.Fprintf(r.out, "%s\n", it.raw)
+	} else {
+		fmt.Fprintln(r.out, auditLine(it.e))
+	}
+}
+
+// flagSet reports whether the command line gave the flag name.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
 
 // auditLine is one entry for a person: seq, ts, principal, action,
@@ -524,13 +599,11 @@ func auditLine(e audit.Entry) string {
 		more = append(more, "reason="+strconv.Quote(e.Reason))
 	}
 	if e.Error != nil {
-		name := openhal.CodeName(e.Error.Code)
-		if name == "" {
-			name = strconv.FormatInt(e.Error.Code, 10)
-		}
-		msg := e.Error.Message + " (" + name + ")"
-		if e.Error.Reason != "" {
-			msg += ": " + e.Error.Reason
+		// The message says in words what the code and reason say; an
+		// error recorded without one gets them instead.
+		msg := e.Error.Message
+		if msg == "" {
+			msg = strings.TrimSpace(openhal.CodeName(e.Error.Code) + " " + e.Error.Reason)
 		}
 		more = append(more, "error="+strconv.Quote(msg))
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -32,34 +31,16 @@ import (
 // directory (spec §10), once the token file's change is on disk; see
 // auditToken.
 func cmdToken(args []string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		return errors.New("token: want a subcommand: add, list or revoke")
-	}
-	var err error
-	switch args[0] {
-	case "add":
-		err = tokenAdd(args[1:], stdout, stderr)
-	case "list":
-		err = tokenList(args[1:], stdout, stderr)
-	case "revoke":
-		err = tokenRevoke(args[1:], stderr)
-	default:
-		return fmt.Errorf("token: unknown subcommand %q (want add, list or revoke)", args[0])
-	}
-	if errors.Is(err, flag.ErrHelp) {
-		return nil // the usage went to stderr
-	}
-	return err
+	return runGroup("token", []subcommand{
+		{"add", "add a token and print it", tokenAdd},
+		{"list", "the tokens: name, kind, scope, devices, created (never the tokens)", tokenList},
+		{"revoke", "revoke a token by its name", tokenRevoke},
+	}, args, stdout, stderr)
 }
 
 // tokenFlags is a subcommand's FlagSet with its --state-dir.
-func tokenFlags(name, synopsis string, stderr io.Writer) (*flag.FlagSet, *string) {
-	fs := flag.NewFlagSet("token "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "usage: gateway token %s %s\n", name, synopsis)
-		fs.PrintDefaults()
-	}
+func tokenFlags(name, synopsis string, _ io.Writer) (*flag.FlagSet, *string) {
+	fs := newFlagSet("token "+name, synopsis)
 	dir := fs.String("state-dir", defaultStateDir(), "the gateway's state `directory`")
 	return fs, dir
 }
@@ -68,8 +49,8 @@ func tokenFlags(name, synopsis string, stderr io.Writer) (*flag.FlagSet, *string
 // `revoke NAME --state-dir DIR` works as well as the other way round.
 func parseArgs(fs *flag.FlagSet, args []string) (positional []string, err error) {
 	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, fmt.Errorf("%s: %w", fs.Name(), err)
+		if err := parseFlags(fs, args); err != nil {
+			return nil, err
 		}
 		if fs.NArg() == 0 {
 			return positional, nil
@@ -84,7 +65,7 @@ func openStore(fs *flag.FlagSet, dir string) (*token.Store, error) {
 		return nil, err
 	}
 	if dir == "" {
-		return nil, fmt.Errorf("%s: no state directory: pass --state-dir", fs.Name())
+		return nil, usagef(fs, "no state directory: pass --state-dir")
 	}
 	if err := asStateOwner(dir); err != nil {
 		return nil, err
@@ -98,20 +79,24 @@ func tokenAdd(args []string, stdout, stderr io.Writer) error {
 	kind := fs.String("kind", "", "principal `kind`: agent, operator or service (required)")
 	scope := fs.String("scope", "", "`scope`: read, control_low, control_high or admin (required)")
 	devices := fs.String("devices", "", "comma-separated device ids and prefix.* `patterns` (default: every device)")
+	init := fs.Bool("init", false, "make the state directory when it is not one yet (before the gateway's first start)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return fmt.Errorf("token add: unexpected argument %q", pos[0])
+	if err := wantArgs(fs, pos, 0); err != nil {
+		return err
 	}
 	for _, f := range []struct{ flag, val string }{{"name", *name}, {"kind", *kind}, {"scope", *scope}} {
 		if f.val == "" {
-			return fmt.Errorf("token add: --%s is required", f.flag)
+			return usagef(fs, "--%s is required", f.flag)
 		}
 	}
 	s, err := openStore(fs, *dir)
 	if err != nil {
+		return err
+	}
+	if err := checkStateDir(*dir, *init, initHint); err != nil {
 		return err
 	}
 	patterns, err := splitPatterns(*devices)
@@ -157,15 +142,19 @@ func splitPatterns(s string) ([]string, error) {
 func tokenList(args []string, stdout, stderr io.Writer) error {
 	fs, dir := tokenFlags("list", "[--state-dir DIR] [--json]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
+	init := fs.Bool("init", false, "list a directory that is not a state directory yet (as empty)")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) > 0 {
-		return fmt.Errorf("token list: unexpected argument %q", pos[0])
+	if err := wantArgs(fs, pos, 0); err != nil {
+		return err
 	}
 	s, err := openStore(fs, *dir)
 	if err != nil {
+		return err
+	}
+	if err := checkStateDir(*dir, *init, initHint); err != nil {
 		return err
 	}
 	entries, err := s.List()
@@ -189,26 +178,51 @@ func tokenList(args []string, stdout, stderr io.Writer) error {
 	return tw.Flush()
 }
 
-func tokenRevoke(args []string, stderr io.Writer) error {
+func tokenRevoke(args []string, stdout, stderr io.Writer) error {
 	fs, dir := tokenFlags("revoke", "NAME [--state-dir DIR]", stderr)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	if len(pos) != 1 {
-		return fmt.Errorf("token revoke: want one token name, got %d arguments", len(pos))
+	if err := wantArgs(fs, pos, 1, "token name"); err != nil {
+		return err
 	}
 	s, err := openStore(fs, *dir)
 	if err != nil {
 		return err
 	}
+	if err := checkStateDir(*dir, false, ""); err != nil {
+		return err
+	}
+	what := revokedText(s, pos[0])
 	if err := s.Revoke(pos[0]); err != nil {
 		return err
 	}
 	if err := auditToken(*dir, "token.revoke", "revoked", fmt.Sprintf("token %q", pos[0])); err != nil {
 		return fmt.Errorf("token revoke: the token %q is revoked, but %w", pos[0], err)
 	}
-	return nil
+	_, err = fmt.Fprintf(stdout, "revoked %s; a running gateway refuses it within a second\n", what)
+	return err
+}
+
+// revokedText says which token a revoke removes: its name, kind, scope
+// and devices, as `token list` shows them.
+func revokedText(s *token.Store, name string) string {
+	what := fmt.Sprintf("token %q", name)
+	entries, err := s.List()
+	if err != nil {
+		return what
+	}
+	for _, e := range entries {
+		if e.Name == name {
+			devices := "all devices"
+			if len(e.Devices) > 0 {
+				devices = "devices " + strings.Join(e.Devices, ",")
+			}
+			return fmt.Sprintf("%s (%s, scope %s, %s)", what, e.Kind, e.Scope, devices)
+		}
+	}
+	return what
 }
 
 // auditToken appends one entry for a token change to the audit log in the

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ var tokenLine = regexp.MustCompile(`^gw_[A-Za-z0-9_-]{43}\n$`)
 
 func TestTokenAddListRevoke(t *testing.T) {
 	dir := t.TempDir()
-	out, errOut, err := run(t, "add", "--state-dir", dir, "--name", "bot", "--kind", "agent", "--scope", "control_low", "--devices", "sim.*, relay")
+	out, errOut, err := run(t, "add", "--init", "--state-dir", dir, "--name", "bot", "--kind", "agent", "--scope", "control_low", "--devices", "sim.*, relay")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,9 +76,13 @@ func TestTokenAddListRevoke(t *testing.T) {
 		t.Errorf("list --json shows a hash:\n%s", out)
 	}
 
-	// The name may come before the flags.
-	if _, _, err := run(t, "revoke", "bot", "--state-dir", dir); err != nil {
+	// The name may come before the flags; revoke says what it revoked.
+	out, _, err = run(t, "revoke", "bot", "--state-dir", dir)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if want := `revoked token "bot" (agent, scope control_low, devices sim.*,relay); a running gateway refuses it within a second` + "\n"; out != want {
+		t.Errorf("revoke printed %q, want %q", out, want)
 	}
 	out, _, err = run(t, "list", "--state-dir", dir)
 	if err != nil {
@@ -92,9 +97,21 @@ func TestTokenAddListRevoke(t *testing.T) {
 	}
 }
 
+// A new directory is listed, with --init, as empty; a state directory
+// whose every token was revoked too.
 func TestTokenListEmpty(t *testing.T) {
 	dir := t.TempDir()
-	out, _, err := run(t, "list", "--state-dir", dir, "--json")
+	out, _, err := run(t, "list", "--init", "--state-dir", dir, "--json")
+	if err != nil || strings.TrimSpace(out) != "[]" {
+		t.Errorf("list --init --json of a new directory = %q, %v; want []", out, err)
+	}
+	if _, _, err := run(t, "add", "--init", "--state-dir", dir, "--name", "a", "--kind", "agent", "--scope", "read"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := run(t, "revoke", "a", "--state-dir", dir); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err = run(t, "list", "--state-dir", dir, "--json")
 	if err != nil || strings.TrimSpace(out) != "[]" {
 		t.Errorf("list --json of no tokens = %q, %v; want []", out, err)
 	}
@@ -102,6 +119,7 @@ func TestTokenListEmpty(t *testing.T) {
 
 func TestTokenErrors(t *testing.T) {
 	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, token.FileName), `{"tokens":[]}`+"\n")
 	add := []string{"add", "--state-dir", dir}
 	tests := []struct {
 		args []string
@@ -119,7 +137,7 @@ func TestTokenErrors(t *testing.T) {
 		{append(add, "--name", "a", "--kind", "agent", "--scope", "read", "extra"), `unexpected argument "extra"`},
 		{append(add, "--bogus"), "flag provided but not defined"},
 		{[]string{"list", "--state-dir", dir, "x"}, "unexpected argument"},
-		{[]string{"revoke", "--state-dir", dir}, "want one token name"},
+		{[]string{"revoke", "--state-dir", dir}, "missing token name"},
 		{[]string{"revoke", "--state-dir", dir, "nobody"}, `"nobody"`},
 	}
 	for _, tt := range tests {
@@ -133,12 +151,5 @@ func TestTokenErrors(t *testing.T) {
 	}
 	if list, err := token.Open(dir).List(); err != nil || len(list) != 0 {
 		t.Errorf("failed commands left tokens: %+v, %v", list, err)
-	}
-}
-
-func TestTokenHelp(t *testing.T) {
-	_, errOut, err := run(t, "add", "-h")
-	if err != nil || !strings.Contains(errOut, "usage: gateway token add") {
-		t.Errorf("add -h: err %v, stderr %q", err, errOut)
 	}
 }

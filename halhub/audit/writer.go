@@ -18,6 +18,7 @@ import (
 type writer struct {
 	l      *Log
 	lockf  *os.File
+	lockfi os.FileInfo // lockf's, to tell whether it is still the file at its path
 	files  [numClasses]setFile
 	last   uint64 // the highest seq in the files of both sets
 	opened bool   // the first look (at Open) is done
@@ -39,7 +40,7 @@ func (w *writer) open() error {
 	for c := range w.files {
 		w.files[c].set = fileSets[c]
 	}
-	unlock, err := w.lock()
+	unlock, err := w.lockSame()
 	if err != nil {
 		return err
 	}
@@ -95,7 +96,7 @@ type batch struct {
 // as few writes as rotation allows. A request's lines in one set stay in
 // one file.
 func (w *writer) write(reqs []*request) error {
-	unlock, err := w.lock()
+	unlock, err := w.lockSame()
 	if err != nil {
 		return err
 	}
@@ -369,4 +370,53 @@ func (w *writer) close() error {
 		}
 	}
 	return errors.Join(append(errs, w.lockf.Close())...)
+}
+
+// lockSame takes the lock on the lock file at its path (see
+// sameLockFile).
+func (w *writer) lockSame() (unlock func(), err error) {
+	if err := w.sameLockFile(); err != nil {
+		return nil, err
+	}
+	return w.lock()
+}
+
+// sameLockFile makes sure lockf is the file at its path. When the log's
+// directory was removed (with the state directory) and the state
+// directory made again, a lock on the old, unlinked file would no longer
+// exclude the CLI, which locks the new one: the directory is made again
+// and the lock file opened anew. The state directory itself is never
+// made here: while it is gone, the log fails (and says why), and it
+// carries on, with its seqs, once an operator has made it again.
+func (w *writer) sameLockFile() error {
+	path := filepath.Join(w.l.dir, lockName)
+	if w.lockfi == nil {
+		fi, err := w.lockf.Stat()
+		if err != nil {
+			return fmt.Errorf("stat %s: %w", w.lockf.Name(), err)
+		}
+		w.lockfi = fi
+	}
+	st, err := os.Stat(path)
+	switch {
+	case err == nil && os.SameFile(st, w.lockfi):
+		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("audit log: %w", err)
+	}
+	if err := os.Mkdir(w.l.dir, 0o700); err == nil {
+		w.l.log.Warn("audit log: its directory was removed; made it again", "dir", w.l.dir)
+		if err := atomicfile.SyncDir(filepath.Dir(filepath.Clean(w.l.dir))); err != nil {
+			return err
+		}
+	} else if !errors.Is(err, fs.ErrExist) {
+		return fmt.Errorf("audit log directory removed: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	w.lockf.Close()
+	w.lockf, w.lockfi = f, nil
+	return nil
 }

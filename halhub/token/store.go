@@ -47,6 +47,7 @@ type record struct {
 
 type file struct {
 	Tokens []record `json:"tokens"`
+	absent bool     // read returned it for a missing file
 }
 
 // Add makes a token for a new entry and returns it; it is not kept
@@ -156,7 +157,11 @@ func (s *Store) Load() (*Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newTable(f), nil
+	t := newTable(f)
+	if f.absent {
+		t.absent = true
+	}
+	return t, nil
 }
 
 // errUnchanged tells update that fn made no change to save.
@@ -211,7 +216,7 @@ func (s *Store) lock() (unlock func(), err error) {
 func (s *Store) read() (*file, error) {
 	b, err := os.ReadFile(s.Path())
 	if errors.Is(err, fs.ErrNotExist) {
-		return &file{}, nil
+		return &file{absent: true}, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read tokens: %w", err)

@@ -11,7 +11,15 @@ import (
 // lookups need no lock. A nil Table knows no token.
 type Table struct {
 	entries []tableEntry
+	absent  bool // read from no file: see Absent
 }
+
+// Absent reports that the table was read where the token file was
+// missing. A gateway that made its file at start and then finds none has
+// lost it (its state directory removed under it), rather than had every
+// token revoked: it keeps the tokens it has, so that the stop stays
+// within reach.
+func (t *Table) Absent() bool { return t.absent }
 
 type tableEntry struct {
 	Entry

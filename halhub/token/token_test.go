@@ -386,3 +386,22 @@ func TestConcurrentAddProcesses(t *testing.T) {
 	}
 	checkAll(t, s, tokens, (procs+1)*10)
 }
+
+// A table read where the token file is missing says so (Absent), so that
+// a gateway tells a lost file from a file with every token revoked.
+func TestLoadAbsentFile(t *testing.T) {
+	s := Open(t.TempDir())
+	tab, err := s.Load()
+	if err != nil || !tab.Absent() || tab.Len() != 0 {
+		t.Fatalf("load of no file: absent %v, %d tokens, %v", tab.Absent(), tab.Len(), err)
+	}
+	if _, err := s.Add("a", openhal.KindAgent, openhal.ScopeRead, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Revoke("a"); err != nil {
+		t.Fatal(err)
+	}
+	if tab, err := s.Load(); err != nil || tab.Absent() || tab.Len() != 0 {
+		t.Errorf("load of a file with no tokens: absent %v, %v", tab.Absent(), err)
+	}
+}

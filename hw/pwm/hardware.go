@@ -97,7 +97,8 @@ func (h *Hardware) errorf(format string, args ...any) error {
 func (h *Hardware) open() error {
 	if _, err := os.Stat(h.chipDir); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return h.errorf("no such chip (is the PWM overlay in config.txt?): %w", err)
+			return h.errorf("no such chip: %w", notExist(fmt.Sprintf("%s does not exist (is the PWM overlay in config.txt? ls %s lists the chips there are)",
+				h.chipDir, filepath.Dir(h.chipDir))))
 		}
 		return h.errorf("%w", err)
 	}
@@ -243,3 +244,10 @@ func readInt(name string) (int64, error) {
 	}
 	return n, nil
 }
+
+// notExist is an error that says in its own words that something does
+// not exist, and matches fs.ErrNotExist.
+type notExist string
+
+func (e notExist) Error() string        { return string(e) }
+func (e notExist) Is(target error) bool { return target == fs.ErrNotExist }

@@ -298,7 +298,7 @@ func TestHardwareErrors(t *testing.T) {
 		says    []string // and the message to hold these
 	}{
 		{name: "missing chip", chip: "pwmchip3", hz: 50, is: fs.ErrNotExist,
-			says: []string{"pwmchip3 channel 0", "no such chip"}},
+			says: []string{"pwmchip3 channel 0", "no such chip: ", "/class/pwm/pwmchip3 does not exist (is the PWM overlay in config.txt? ls ", "/class/pwm lists the chips there are)"}},
 		{name: "channel beyond npwm", chip: "pwmchip0", channel: 2, hz: 50,
 			says: []string{"channel 2", "no such channel: the chip has 2"}},
 		{name: "export refused", chip: "pwmchip0", hz: 50, is: syscall.EBUSY,

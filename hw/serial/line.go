@@ -327,7 +327,8 @@ func (d *LineDevice) fail(cause error) {
 
 // Write sends req.Value, a string, as one line. Without Reply it returns
 // once the line is at the port; with Reply it also waits for the next line
-// the instrument sends, or for ctx (returning ctx.Err()). Writes run one
+// the instrument sends, or for ctx (returning ctx.Err()); with ReplyWithin
+// it waits that long at most, and returns without a Reply if none came. Writes run one
 // at a time, a reply write from its question to its answer, so that an
 // answer belongs to its question. The answer is the first line received
 // once the write has begun: an instrument that also sends lines of its own
@@ -349,7 +350,7 @@ func (d *LineDevice) Write(ctx context.Context, req device.WriteRequest) (device
 	defer release(d.txn)
 
 	var w chan reply
-	if req.Reply {
+	if req.Reply || req.ReplyWithin > 0 {
 		// Wait for the answer before it is asked for, so that an
 		// instrument quicker than this goroutine is not missed.
 		w = make(chan reply, 1)
@@ -361,9 +362,17 @@ func (d *LineDevice) Write(ctx context.Context, req device.WriteRequest) (device
 	if err := d.send(ctx, append([]byte(s), d.delim)); err != nil {
 		return device.WriteResult{}, err
 	}
-	if !req.Reply {
-		return device.WriteResult{Keep: true}, nil
+	switch {
+	case req.Reply:
+		return d.answer(ctx, w)
+	case req.ReplyWithin > 0:
+		return d.answerWithin(ctx, w, req.ReplyWithin), nil
 	}
+	return device.WriteResult{Keep: true}, nil
+}
+
+// answer waits for the reply write's answer, or for ctx.
+func (d *LineDevice) answer(ctx context.Context, w chan reply) (device.WriteResult, error) {
 	select {
 	case rep := <-w:
 		if rep.err != nil {
@@ -373,6 +382,24 @@ func (d *LineDevice) Write(ctx context.Context, req device.WriteRequest) (device
 	case <-ctx.Done():
 		return device.WriteResult{}, ctx.Err()
 	}
+}
+
+// answerWithin waits up to wait (on the device's clock) for an answer that
+// may not come. The line is out: no answer, the port failing meanwhile or
+// ctx ending are all a write without a reply, not an error.
+func (d *LineDevice) answerWithin(ctx context.Context, w chan reply, wait time.Duration) device.WriteResult {
+	expired := make(chan struct{})
+	t := d.clk.AfterFunc(wait, func() { close(expired) })
+	defer t.Stop()
+	select {
+	case rep := <-w:
+		if rep.err == nil {
+			return device.WriteResult{Keep: true, Reply: &rep.r}
+		}
+	case <-expired:
+	case <-ctx.Done():
+	}
+	return device.WriteResult{Keep: true}
 }
 
 // CheckValue refuses a string that would not reach the instrument as one

@@ -202,6 +202,52 @@ func TestReplyTimeout(t *testing.T) {
 	}
 }
 
+// TestWriteReplyWithin: a write that waits a while for an answer gets it
+// when the instrument answers, and goes through without one when it stays
+// silent for that long (on the device's clock): no error either way.
+func TestWriteReplyWithin(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	r := newRig(t, 0)
+	go func() {
+		q, _ := r.lines.ReadString('\n')
+		r.inst.Write([]byte("ERR unknown command " + strings.TrimSpace(q) + "\n"))
+	}()
+	res, err := r.dev.Write(ctx, device.WriteRequest{Value: "HELLO", ReplyWithin: 300 * time.Millisecond})
+	if err != nil || !res.Keep || res.Reply == nil || res.Reply.Value != "ERR unknown command HELLO" {
+		t.Fatalf("answered write: %+v (reply %+v), %v", res, res.Reply, err)
+	}
+	r.rec.next(t) // the answer, published
+
+	silent := make(chan struct{})
+	go func() {
+		r.lines.ReadString('\n') // heard, never answered
+		close(silent)
+	}()
+	done := make(chan device.WriteResult, 1)
+	go func() {
+		res, err := r.dev.Write(ctx, device.WriteRequest{Value: "OUTP ON", ReplyWithin: 300 * time.Millisecond})
+		if err != nil {
+			t.Errorf("silent instrument: %v", err)
+		}
+		done <- res
+	}()
+	<-silent
+	if err := r.clk.WaitPending(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	r.clk.Advance(299 * time.Millisecond)
+	select {
+	case res := <-done:
+		t.Fatalf("returned %+v before the wait was over", res)
+	default:
+	}
+	r.clk.Advance(time.Millisecond)
+	if res := <-done; !res.Keep || res.Reply != nil {
+		t.Errorf("silent instrument: %+v, want Keep and no reply", res)
+	}
+}
+
 // TestSendTimeout: an instrument that does not read blocks the port write;
 // the write still returns at its deadline.
 func TestSendTimeout(t *testing.T) {

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"maps"
+	"os"
+	"time"
+
+	"github.com/openhal/gateway/board"
+	"github.com/openhal/gateway/board/profile"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/supervisor"
+	"github.com/openhal/gateway/supervisor/restart"
+)
+
+// methodStatus answers what `gateway status` needs beyond the protocol's
+// own methods: the gateway's board, uptime and clients, and its adapters.
+// Any token may ask (scope read): nothing in it tells of a device, and the
+// adapters (whose names and devices would) are left out for a token that
+// is not admin or is limited to some devices.
+const methodStatus = "gateway/status"
+
+// statusService serves methodStatus. The Hub takes its methods when it is
+// made, so hub and sup are set once they exist, before any listener opens.
+type statusService struct {
+	board   string
+	started time.Time // with its monotonic reading: uptime ignores clock jumps
+	hub     *halhub.Hub
+	sup     *supervisor.Supervisor
+}
+
+// gatewayStatus is the answer of methodStatus.
+type gatewayStatus struct {
+	Version   string              `json:"version"`
+	Commit    string              `json:"commit"`
+	Board     string              `json:"board"`
+	StartedAt time.Time           `json:"startedAt"`
+	UptimeS   float64             `json:"uptimeSeconds"`
+	Clients   halhub.ClientCounts `json:"clients"`
+	// Adapters is null when the caller may not see them.
+	Adapters []adapterState `json:"adapters"`
+}
+
+// adapterState is an adapter as `gateway status` shows it.
+type adapterState struct {
+	Name   string         `json:"name"`
+	State  restart.State  `json:"state"`
+	Reason restart.Reason `json:"reason,omitempty"`
+	Detail string         `json:"detail,omitempty"`
+}
+
+// newStatusService notes the board and the start of this run.
+func newStatusService(cfg *board.Config) *statusService {
+	return &statusService{board: boardName(cfg), started: time.Now()}
+}
+
+// boardName is the configuration's board, with the profile detected when
+// it says auto.
+func boardName(cfg *board.Config) string {
+	if cfg.Board != board.BoardAuto {
+		return cfg.Board
+	}
+	if prof, err := profile.Detect(os.DirFS("/")); err == nil {
+		return prof.Name + " (auto)"
+	}
+	return cfg.Board
+}
+
+func (s *statusService) extensions() map[string]halhub.Extension {
+	return map[string]halhub.Extension{methodStatus: {Scope: openhal.ScopeRead, Serve: s.status}}
+}
+
+func (s *statusService) status(ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	var none struct{}
+	if err := halhub.DecodeParams(params, &none); err != nil {
+		return nil, err
+	}
+	st := gatewayStatus{
+		Version: version, Commit: commit, Board: s.board,
+		StartedAt: s.started.UTC(), UptimeS: time.Since(s.started).Seconds(),
+		Clients: s.hub.Clients(),
+	}
+	caller, _ := halhub.CallerOf(ctx)
+	if caller.Principal.Scope.AtLeast(openhal.ScopeAdmin) && !caller.Limited {
+		st.Adapters = []adapterState{}
+		var all []supervisor.Status
+		if s.sup != nil {
+			all = s.sup.Status()
+		}
+		for _, a := range all {
+			st.Adapters = append(st.Adapters, adapterState{Name: a.Name, State: a.State, Reason: a.Reason, Detail: a.Detail})
+		}
+	}
+	return st, nil
+}
+
+// extensionsOf merges the methods of the gateway's services.
+func extensionsOf(sets ...map[string]halhub.Extension) map[string]halhub.Extension {
+	all := map[string]halhub.Extension{}
+	for _, s := range sets {
+		maps.Copy(all, s)
+	}
+	return all
+}
