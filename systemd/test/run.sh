@@ -298,7 +298,7 @@ cli write sim.led true >/dev/null 2>&1 || detail="$detail write sim.led failed;"
 agent=$(ct runuser -u gateway -- /usr/bin/gateway token add --state-dir /var/lib/gateway --name agent1 --kind agent --scope read 2>&1)
 cli read sim.led --token "$agent" >/dev/null 2>&1 || detail="$detail a token added by gateway token add does not work: $agent;"
 cli audit 2>/dev/null | grep -q sim.led || detail="$detail the audit log has no sim.led write;"
-ndev=$(cli devices 2>/dev/null | grep -c '^sim\..* ok ')
+ndev=$(cli devices 2>/dev/null | grep -cE '^sim\..* ok[ ,]')
 [ "$ndev" = 7 ] || detail="$detail $ndev of 7 sim devices ok;"
 wait_for 15 has_devices '"pyledger\.' || detail="$detail no pyledger.* device within 15 s;"
 pyuid=
