@@ -11,7 +11,7 @@ const SafeNone = "none"
 
 // serialNoSafe is why a serial device without a safe line has no safe
 // value: a line sent is not a state the stop could return to.
-const serialNoSafe = "a serial line: the stop sends it no line (give safe a line to send)"
+const serialNoSafe = "a serial line: the stop sends it no line; its safe may name one"
 
 // safeNone reports whether the file says `safe: none` for the device.
 func (dc DeviceConfig) safeNone() bool {

@@ -118,6 +118,12 @@ type Options struct {
 	// StateDir keeps the latched emergency stop and the confirmation
 	// numbers across restarts; "" keeps them in memory only (tests).
 	StateDir string
+	// LatchCopy is a second file for the stop latch, outside StateDir
+	// (the service's runtime directory, which systemd keeps across the
+	// gateway's restarts): a latch lost with a removed state directory is
+	// still found there by the next run, so a watchdog restart after the
+	// directory went away comes up stopped. "" keeps no copy.
+	LatchCopy string
 	// Audit records every write, stop, resume and confirmation; nil
 	// records nothing (tests of other parts).
 	Audit *audit.Log

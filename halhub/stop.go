@@ -52,24 +52,26 @@ func (st *stopState) isEngaged() bool {
 	return st.engaged
 }
 
-// loadLatch reads an engaged stop left by an earlier run.
+// loadLatch reads an engaged stop left by an earlier run, in the state
+// directory or in the copy (LatchCopy): either one engaged is enough, so
+// that a state directory removed while stopped does not lift the stop at
+// the next start.
 func (h *Hub) loadLatch() error {
 	if h.opt.StateDir == "" {
 		return nil
 	}
-	b, err := os.ReadFile(filepath.Join(h.opt.StateDir, latchFile))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
+	rec, err := h.readLatch(filepath.Join(h.opt.StateDir, latchFile))
 	if err != nil {
-		return fmt.Errorf("read stop latch: %w", err)
+		return err
 	}
-	var rec latchRecord
-	if err := json.Unmarshal(b, &rec); err != nil {
-		// A latch that cannot be read is taken as engaged: a damaged file
-		// must never lift a stop.
-		h.log.Error("stop latch unreadable; staying stopped", "file", latchFile, "err", err)
-		rec = latchRecord{Stopped: true, Reason: "unreadable stop latch"}
+	if !rec.Stopped && h.opt.LatchCopy != "" {
+		copyRec, err := h.readLatch(h.opt.LatchCopy)
+		if err != nil {
+			h.log.Error("stop latch copy unreadable; ignored", "file", h.opt.LatchCopy, "err", err)
+		} else if copyRec.Stopped {
+			h.log.Warn("stop latch found only in its copy: the state directory lost it; staying stopped", "file", h.opt.LatchCopy)
+			rec = copyRec
+		}
 	}
 	h.stop.mu.Lock()
 	h.stop.engaged, h.stop.latch = rec.Stopped, rec
@@ -77,18 +79,50 @@ func (h *Hub) loadLatch() error {
 	return nil
 }
 
+// readLatch reads one latch file; a missing one is not stopped.
+func (h *Hub) readLatch(path string) (latchRecord, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return latchRecord{}, nil
+	}
+	if err != nil {
+		return latchRecord{}, fmt.Errorf("read stop latch: %w", err)
+	}
+	var rec latchRecord
+	if err := json.Unmarshal(b, &rec); err != nil {
+		// A latch that cannot be read is taken as engaged: a damaged file
+		// must never lift a stop.
+		h.log.Error("stop latch unreadable; staying stopped", "file", path, "err", err)
+		rec = latchRecord{Stopped: true, Reason: "unreadable stop latch"}
+	}
+	return rec, nil
+}
+
 // saveLatch writes (or, on resume, removes) the latch and syncs it to
-// disk before the stop or resume is acted on.
+// disk before the stop or resume is acted on; then its copy. The copy's
+// failure is logged, not returned: the state directory's latch is the
+// one the stop's answer reports on.
 func (h *Hub) saveLatch(rec latchRecord) error {
 	if h.opt.StateDir == "" {
 		return nil
 	}
-	path := filepath.Join(h.opt.StateDir, latchFile)
+	err := writeLatch(h.opt.StateDir, filepath.Join(h.opt.StateDir, latchFile), rec)
+	if h.opt.LatchCopy != "" {
+		if cerr := writeLatch(filepath.Dir(h.opt.LatchCopy), h.opt.LatchCopy, rec); cerr != nil {
+			h.log.Warn("stop latch copy not written", "file", h.opt.LatchCopy, "err", cerr)
+		}
+	}
+	return err
+}
+
+// writeLatch writes rec to path, in dir, synced; a lifted stop removes
+// the file.
+func writeLatch(dir, path string, rec latchRecord) error {
 	if !rec.Stopped {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("remove stop latch: %w", err)
 		}
-		return atomicfile.SyncDir(h.opt.StateDir)
+		return atomicfile.SyncDir(dir)
 	}
 	b, _ := json.Marshal(rec)
 	return atomicfile.Write(path, b, 0o600)

@@ -122,3 +122,51 @@ func TestResumeKeepsAStopEngagedMeanwhile(t *testing.T) {
 		t.Error("the resume lifted the stop engaged while it was being recorded")
 	}
 }
+
+// The latch's copy (LatchCopy, the service's runtime directory) outlives a
+// removed state directory: the next run, on a new empty directory, starts
+// stopped; its resume removes both. Without the copy it would start with
+// the stop lifted.
+func TestLatchCopyOutlivesTheStateDir(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	copyPath := filepath.Join(t.TempDir(), "stop.json")
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	first := newTestHub(t, func(o *Options) { o.StateDir, o.LatchCopy = state, copyPath })
+	c := first.dialTCP(t)
+	c.init(first.admin)
+	wantOK(t, c.call("hal/stop", map[string]any{"reason": "smoke"}))
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(state, 0o700); err != nil { // systemd's StateDirectory= at the next start
+		t.Fatal(err)
+	}
+
+	next := newTestHub(t, func(o *Options) { o.StateDir, o.LatchCopy = state, copyPath })
+	if err := next.hub.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if !next.hub.Stopped() {
+		t.Fatal("the next run started with the stop lifted: the copy was not read")
+	}
+	if rec := next.hub.stop.latch; rec.Reason != "smoke" {
+		t.Errorf("the next run's stop: %+v", rec)
+	}
+	c = next.dialTCP(t)
+	c.init(next.admin)
+	wantOK(t, c.call("hal/resume", nil))
+	for _, path := range []string{filepath.Join(state, latchFile), copyPath} {
+		if _, err := os.Stat(path); !os.IsNotExist(err) {
+			t.Errorf("%s after the resume: %v", path, err)
+		}
+	}
+	without := newTestHub(t, func(o *Options) { o.StateDir = state })
+	if err := without.hub.Restore(); err != nil {
+		t.Fatal(err)
+	}
+	if without.hub.Stopped() {
+		t.Error("a run with neither latch started stopped")
+	}
+}

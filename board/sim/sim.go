@@ -100,7 +100,7 @@ func Descriptors(cfg Config) []device.Descriptor {
 
 // MeterNoSafe is why sim.meter has no safe value unless the file gives it
 // a line to send.
-const MeterNoSafe = "a line instrument: the stop sends it no line (give safe a line to send)"
+const MeterNoSafe = "a line instrument: the stop sends it no line; its safe may name one"
 
 func meterDescriptor(d device.Descriptor) device.Descriptor {
 	d.NoSafeReason = MeterNoSafe

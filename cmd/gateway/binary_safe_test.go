@@ -27,7 +27,7 @@ func TestBinaryStopDrivesFanSafe(t *testing.T) {
 
 	out := gwOK(t, admin("stop", "--reason", "fan test")...)
 	for _, re := range []string{`(?m)^safe: sim\.fan$`, `(?m)^safe: sim\.led$`, `(?m)^safe: sim\.heater$`,
-		`(?m)^left as they are: sim\.meter \(a line instrument: the stop sends it no line \(give safe a line to send\)\)$`} {
+		`(?m)^left as they are: sim\.meter \(a line instrument: the stop sends it no line; its safe may name one\)$`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("stop printed\n%s\nwithout %s", out, re)
 		}

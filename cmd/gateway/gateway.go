@@ -103,6 +103,7 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 		Logger:       log,
 		Rules:        cfg.Rules(),
 		StateDir:     stateDir,
+		LatchCopy:    latchCopyPath(os.Getenv("RUNTIME_DIRECTORY")),
 		Audit:        auditLog,
 		StopButtons:  stopButtons,
 		AuthFailures: cfg.Hub.Limits.AuthFailures,
@@ -614,4 +615,16 @@ func serveLines(hub *halhub.Hub, ln net.Listener, log *slog.Logger) {
 	if err := hub.ServeLines(ln); err != nil {
 		log.Error("listener failed", "addr", ln.Addr().String(), "err", err)
 	}
+}
+
+// latchCopyPath is where the stop latch's copy goes: the runtime directory
+// systemd made for the service ($RUNTIME_DIRECTORY, the first of a
+// colon-separated list), which the unit keeps across restarts
+// (RuntimeDirectoryPreserve=yes). Started otherwise, there is no copy.
+func latchCopyPath(runtimeDirs string) string {
+	dir, _, _ := strings.Cut(runtimeDirs, ":")
+	if dir == "" {
+		return ""
+	}
+	return filepath.Join(dir, "stop.json")
 }

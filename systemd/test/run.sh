@@ -411,6 +411,38 @@ ct systemctl daemon-reload
 ct systemctl stop gateway.service
 ct systemctl reset-failed gateway.service 2>/dev/null
 
+# (g) The state directory removed while stopped: /healthz says `state`, the
+# watchdog petting stops, systemd restarts the gateway into a new empty
+# state directory, and the copy of the latch in the runtime directory
+# (RuntimeDirectoryPreserve=yes) keeps it stopped.
+ct sh -c 'cat >/etc/systemd/system/gateway.service.d/50-wd.conf' <<'EOF'
+[Service]
+WatchdogSec=2s
+EOF
+ct systemctl daemon-reload
+c=$(cursor)
+ct systemctl start gateway.service
+r0=$(prop gateway.service NRestarts)
+detail=
+wait_for 5 cli devices || detail="the gateway does not answer;"
+cli stop --reason "state dir drill" >/dev/null 2>&1 || detail="$detail gateway stop failed;"
+ct rm -rf /var/lib/gateway
+wait_for 20 wd || detail="$detail no 'Watchdog timeout' within 20 s of the state directory's removal;"
+wait_for 10 grown || detail="$detail NRestarts stayed $r0;"
+wait_for 10 is_active || detail="$detail not active again after the restart;"
+wait_for 5 cli devices || detail="$detail the restarted gateway does not answer;"
+out=$(cli write sim.led true 2>&1) && detail="$detail after the restart a write succeeded: the stop was lost with the state directory;"
+printf '%s' "$out" | grep -qi stop || detail="$detail the refused write does not mention the stop: $out;"
+journal_since "$c" | grep -q 'stop latch found only in its copy' || detail="$detail the journal does not say the latch came from its copy;"
+cli resume >/dev/null 2>&1 || detail="$detail gateway resume failed;"
+ct test -e /run/gateway/stop.json && detail="$detail the latch's copy is still there after resume;"
+check "the state directory removed while stopped: watchdog restart, still stopped (the latch's copy in /run/gateway)" \
+	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
+ct rm -f /etc/systemd/system/gateway.service.d/50-wd.conf
+ct systemctl daemon-reload
+ct systemctl stop gateway.service
+ct systemctl reset-failed gateway.service 2>/dev/null
+
 # (d) Socket activation: only the sockets run; a client connects, the
 # service starts, receives both listeners by name and answers.
 ct systemctl start gateway.socket gateway-tcp.socket
