@@ -309,6 +309,32 @@ func (b *bench) waitState(name string, st restart.State) Status {
 	}
 }
 
+// waitDeviceState waits for device id to reach state st in the registry:
+// an adapter's status turns Running a moment before its devices go ok.
+func (b *bench) waitDeviceState(id string, st device.State) {
+	b.t.Helper()
+	changed := make(chan struct{}, 1)
+	cancel := b.reg.Subscribe(func(device.Event) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer cancel()
+	deadline := time.After(wait)
+	for {
+		d, _ := b.reg.Describe(id)
+		if d.State == st {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			b.t.Fatalf("%s is %s, not %s, after %v", id, d.State, st, wait)
+		}
+	}
+}
+
 // home is the adapter's state directory, where the test adapter records.
 func (b *bench) home(name string) string { return manifest.StateDir(b.stateDir, name) }
 

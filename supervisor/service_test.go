@@ -66,9 +66,7 @@ func TestServiceCorrect(t *testing.T) {
 
 	c := b.client()
 	ctx := ctxWait(t)
-	if d, _ := b.reg.Describe("ta.temp"); d.State != device.StateOK {
-		t.Fatalf("ta.temp while running: %s", d.State)
-	}
+	b.waitDeviceState("ta.temp", device.StateOK)
 	v, err := c.Read(ctx, "ta.temp", 0)
 	if err != nil || v.Value != 21.5 {
 		t.Fatalf("read ta.temp: %+v, %v", v, err)
