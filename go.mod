@@ -1,15 +1,18 @@
 module github.com/openhal/gateway
 
-go 1.25.0
+go 1.24.0
 
 require (
 	github.com/coder/websocket v1.8.15
 	github.com/coreos/go-systemd/v22 v22.7.0
-	go.bug.st/serial v1.8.0
+	go.bug.st/serial v1.6.4
 	go.yaml.in/yaml/v3 v3.0.6
-	golang.org/x/sys v0.47.0
-	periph.io/x/conn/v3 v3.7.3
+	golang.org/x/sys v0.41.0
+	periph.io/x/conn/v3 v3.7.2
 	periph.io/x/host/v3 v3.8.5
 )
 
-require github.com/jonboulle/clockwork v0.5.0 // indirect
+require (
+	github.com/creack/goselect v0.1.2 // indirect
+	github.com/jonboulle/clockwork v0.5.0 // indirect
+)

@@ -3,6 +3,7 @@ package adapters
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 // (GOPROXY=off: everything comes from the module cache that building this
 // module filled), then runs it through a handshake and a shutdown. It
 // proves that another module can import the adapters package, and keeps
-// adapters/README.md's example compiling.
+// adapters/README.md's example compiling, with the gateway's go line.
 func TestOutOfTreeModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module; skipped with -short")
@@ -34,6 +35,9 @@ func TestOutOfTreeModule(t *testing.T) {
 	goMod = strings.Replace(goMod, "=> ../gateway", "=> "+root, 1)
 	if !strings.Contains(goMod, root) {
 		t.Fatalf("the README's go.mod has no replace => ../gateway:\n%s", goMod)
+	}
+	if err := sameGoLine(goMod, filepath.Join(root, "go.mod")); err != nil {
+		t.Fatal(err)
 	}
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
@@ -69,6 +73,30 @@ func TestOutOfTreeModule(t *testing.T) {
 	}
 }
 
+// sameGoLine checks that the README's go.mod names the Go the gateway's
+// go.mod does: a lower one does not build (the gateway requires its own),
+// a higher one would tell adapter authors they need a newer Go than the
+// gateway does (Raspberry Pi OS's, docs/install.md).
+func sameGoLine(readmeMod, gatewayModPath string) error {
+	gw, err := os.ReadFile(gatewayModPath)
+	if err != nil {
+		return err
+	}
+	want, got := goLine(string(gw)), goLine(readmeMod)
+	if want == "" || got != want {
+		return fmt.Errorf("the README's go.mod says go %q, the gateway's %s says go %q: make them the same", got, gatewayModPath, want)
+	}
+	return nil
+}
+
+// goLine returns the version of a go.mod's go directive, "" if none.
+func goLine(mod string) string {
+	if m := regexp.MustCompile(`(?m)^go ([0-9.]+)\s*$`).FindStringSubmatch(mod); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
 // initializeFrame is the daemon's initialize, as the seed shows it.
 const initializeFrame = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocols":[1],` +
 	`"host":{"name":"gateway","version":"test"},"adapter":{"name":"logger","version":"0.1.0"},"kind":"service",` +
@@ -88,4 +116,18 @@ func fenced(t *testing.T, md []byte, lang, prefix string) string {
 	}
 	t.Fatalf("README.md has no ```%s block starting with %q", lang, prefix)
 	return ""
+}
+
+func TestGoLine(t *testing.T) {
+	tests := map[string]string{
+		"module m\n\ngo 1.24.0\n":          "1.24.0",
+		"module m\ngo 1.24\ntoolchain x\n": "1.24",
+		"module m\n// go 1.25\n":           "",
+		"module m\n":                       "",
+	}
+	for mod, want := range tests {
+		if got := goLine(mod); got != want {
+			t.Errorf("goLine(%q) = %q, want %q", mod, got, want)
+		}
+	}
 }

@@ -26,7 +26,8 @@ func (h *Hub) Shutdown(ctx context.Context) {
 	h.mu.RUnlock()
 	var wg sync.WaitGroup
 	for _, s := range all {
-		wg.Go(func() { s.shutdown(ctx) })
+		wg.Add(1)
+		go func() { defer wg.Done(); s.shutdown(ctx) }()
 	}
 	wg.Wait()
 }

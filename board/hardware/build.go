@@ -12,7 +12,6 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path"
 	"slices"
 	"strings"
@@ -261,9 +260,9 @@ func isPWMChipName(s string) bool {
 
 // sysRootFS presents a sysfs root ("/sys", or a test's directory) as
 // the tree from "/" that FindByController reads ("sys/class/pwm").
-type sysRootFS struct{ dir fs.FS }
+type sysRootFS struct{ dir profile.ReadLinkFS }
 
-func pwmFS(root string) fs.FS { return sysRootFS{dir: os.DirFS(root)} }
+func pwmFS(root string) profile.ReadLinkFS { return sysRootFS{dir: profile.DirFS(root)} }
 
 func (s sysRootFS) rel(op, name string) (string, error) {
 	rest, ok := strings.CutPrefix(name, "sys/")
@@ -286,15 +285,7 @@ func (s sysRootFS) ReadLink(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return fs.ReadLink(s.dir, rel)
-}
-
-func (s sysRootFS) Lstat(name string) (fs.FileInfo, error) {
-	rel, err := s.rel("lstat", name)
-	if err != nil {
-		return nil, err
-	}
-	return fs.Lstat(s.dir, rel)
+	return s.dir.ReadLink(rel)
 }
 
 func (b *builder) sensor(desc device.Descriptor, dc board.DeviceConfig) (device.Device, error) {

@@ -55,7 +55,9 @@ func flood(t *testing.T, conns []*halclient.Conn, perConn, perGoroutine int, who
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		for range perConn {
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				for i := range perGoroutine {
 					dev, value, reason := next(i)
 					_, err := c.Write(context.Background(), dev, value, reason)
@@ -72,7 +74,7 @@ func flood(t *testing.T, conns []*halclient.Conn, perConn, perGoroutine int, who
 						return
 					}
 				}
-			})
+			}()
 		}
 	}
 	wg.Wait()
@@ -188,12 +190,16 @@ func TestBinaryAuditFlood(t *testing.T) {
 	var counts floodCounts
 	var wg sync.WaitGroup
 	start := time.Now()
-	wg.Go(func() {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
 		flood(t, dialBoth(t, g, readTok, 4), 4, readerWrites/16, "flood-reader", &counts, func(int) (string, any, string) {
 			return "sim.led", true, huge
 		})
-	})
-	wg.Go(func() {
+	}()
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
 		flood(t, dialBoth(t, g, writeTok, 4), 4, 60, "flood-writer", &counts, func(i int) (string, any, string) {
 			switch i % 10 {
 			case 6, 7, 8:
@@ -203,7 +209,7 @@ func TestBinaryAuditFlood(t *testing.T) {
 			}
 			return "sim.led", i%2 == 0, kib
 		})
-	})
+	}()
 	wg.Wait()
 	took := time.Since(start)
 	sent := counts.n

@@ -300,12 +300,14 @@ func readValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor
 			continue
 		}
 		sem <- struct{}{}
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			defer func() { <-sem }()
 			if v, err := c.Read(ctx, d.ID, -1); err == nil {
 				out[i] = valueWithUnit(d.Schema, v.Value)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return out

@@ -241,7 +241,9 @@ func write(ctx context.Context, c *halclient.Conn, s *settings) writeResult {
 			<-slots
 			break
 		}
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			defer func() { <-slots }()
 			r, err := c.Write(ctx, readDevice, values[i%2], "")
 			mu.Lock()
@@ -251,7 +253,7 @@ func write(ctx context.Context, c *halclient.Conn, s *settings) writeResult {
 				return
 			}
 			res.seqs = append(res.seqs, r.Seq)
-		})
+		}()
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)

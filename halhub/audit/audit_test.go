@@ -328,7 +328,9 @@ func TestAppendReturnsAfterSync(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
 	for g := range goroutines {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			for i := range each {
 				entries := []Entry{write("w")}
 				if i%5 == 0 {
@@ -344,7 +346,7 @@ func TestAppendReturnsAfterSync(t *testing.T) {
 					return
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	close(errs)

@@ -284,7 +284,9 @@ func TestConcurrentAdd(t *testing.T) {
 	for i := range stores {
 		s := Open(dir)
 		for g := range perStore {
-			wg.Go(func() {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
 				for k := range each {
 					name := fmt.Sprintf("s%d-g%d-%d", i, g, k)
 					tok, err := s.Add(name, openhal.KindAgent, openhal.ScopeRead, nil)
@@ -296,7 +298,7 @@ func TestConcurrentAdd(t *testing.T) {
 					tokens[name] = tok
 					mu.Unlock()
 				}
-			})
+			}()
 		}
 	}
 	wg.Wait()
