@@ -160,9 +160,11 @@ func TestStop(t *testing.T) {
 				t.Errorf("status %v, want %v", r.Status, tt.status)
 			}
 			if !tt.term && !tt.kill && !tt.escapees {
-				// Nothing lingered: the stop ends with the leader, not at a deadline.
-				if d := r.Ended.Sub(r.T0); d > short.CloseStdin+late {
-					t.Errorf("stop ended at T0+%v, want soon after the leader exited", d)
+				// Nothing lingered: the stop ends with the leader, not at a
+				// deadline. Measured from the leader's exit, which a loaded
+				// machine may delay past the stdin close by any amount.
+				if d := r.Ended.Sub(r.ExitedAt); r.ExitedAt.IsZero() || d > late {
+					t.Errorf("stop ended %v after the leader exited (T0+%v), want at once", d, r.Ended.Sub(r.T0))
 				}
 			}
 			for _, pid := range pids {
