@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"io"
 	"net/http"
 	"os"
@@ -10,10 +11,14 @@ import (
 	"testing"
 )
 
-// getPage fetches url and returns the status, the CSP and the body.
+// getPage fetches url and returns the status, the CSP and the body. An
+// https URL is the gateway's own self-signed certificate on loopback: not
+// verified here (TestBinaryTLS checks the certificate and its pinning).
 func getPage(t *testing.T, url string) (int, string, string) {
 	t.Helper()
-	resp, err := http.Get(url)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	defer client.CloseIdleConnections()
+	resp, err := client.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,15 +30,18 @@ func getPage(t *testing.T, url string) (int, string, string) {
 	return resp.StatusCode, resp.Header.Get("Content-Security-Policy"), string(b)
 }
 
-// gateway run serves the embedded console at / on its HTTP listener and
-// logs its URL; --console-dir serves a folder instead.
+// gateway run serves the embedded console at / on its HTTP and HTTPS
+// listeners and logs their URLs; --console-dir serves a folder instead.
 func TestBinaryConsole(t *testing.T) {
-	g := startGateway(t, t.TempDir())
+	g := startGateway(t, t.TempDir(), "--wss", "127.0.0.1:0")
 	base := "http://" + g.httpAddr + "/"
 	g.err.waitFor(t, 0, `msg=console url=`+regexp.QuoteMeta(base)+`$`, waitLong)
-	status, csp, body := getPage(t, base)
-	if status != 200 || !strings.Contains(csp, "default-src 'self'") || !strings.Contains(body, `src="app.js"`) {
-		t.Errorf("GET %s: %d, CSP %q, body %q; want the console's index.html under its CSP", base, status, csp, body)
+	_, m := g.err.waitFor(t, 0, `msg=console url=(https://\S+)$`, waitLong)
+	for _, url := range []string{base, m[1]} {
+		status, csp, body := getPage(t, url)
+		if status != 200 || !strings.Contains(csp, "default-src 'self'") || !strings.Contains(body, `src="app.js"`) {
+			t.Errorf("GET %s: %d, CSP %q, body %q; want the console's index.html under its CSP", url, status, csp, body)
+		}
 	}
 	if status, _, body := getPage(t, base+"healthz"); status != 200 || body != "ok\n" {
 		t.Errorf("GET /healthz beside the console: %d %q", status, body)
