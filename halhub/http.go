@@ -21,12 +21,18 @@ type HTTPOptions struct {
 	// Metrics, when set, appends the gateway's other metrics (the
 	// adapters') to /metrics, in the text format, after the Hub's.
 	Metrics func(w io.Writer)
+	// Console, when set, serves GET / and every GET path the Hub's own
+	// routes do not claim (package console: the operator console's
+	// files). It never shadows /hal, /healthz or /metrics: the mux picks
+	// the longest pattern, and other methods on those stay 405.
+	Console http.Handler
 }
 
 // healthDeadline is how long a part may take to show progress (spec §2).
 const healthDeadline = 5 * time.Second
 
-// Handler serves GET /hal (WebSocket), /healthz and /metrics.
+// Handler serves GET /hal (WebSocket), /healthz and /metrics, and the
+// console at / when opt.Console is set.
 func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 	probes := map[string]func(context.Context) error{"hub": h.Probe}
 	if h.opt.Audit != nil {
@@ -72,6 +78,9 @@ func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 			opt.Metrics(w)
 		}
 	})
+	if opt.Console != nil {
+		mux.Handle("GET /", opt.Console)
+	}
 	return mux
 }
 

@@ -51,7 +51,8 @@ const startStep = 30 * time.Second
 
 // runGateway wires the gateway together, tells systemd when it is ready,
 // serves until stop ends (SIGTERM, SIGINT), and then shuts down cleanly.
-func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *slog.Logger) error {
+// web serves the console on the HTTP and HTTPS listeners (nil: none).
+func runGateway(stop context.Context, cfg *board.Config, stateDir string, web http.Handler, log *slog.Logger) error {
 	log.Info("starting", "version", version, "board", cfg.Board, "state_dir", stateDir)
 	raiseOpenFiles(log)
 	notifier := systemd.NewNotifier(log)
@@ -165,7 +166,8 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, log *s
 
 	httpOpt := halhub.HTTPOptions{
 		MetricsPublic: cfg.Hub.MetricsPublic, Metrics: adapters.writeMetrics,
-		Probes: map[string]func(context.Context) error{"supervisor": sup.Probe, "state": stateProbe},
+		Probes:  map[string]func(context.Context) error{"supervisor": sup.Probe, "state": stateProbe},
+		Console: web,
 	}
 	stopListeners, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
 	if err != nil {
@@ -458,6 +460,9 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 			attrs = append(attrs, "socket", "systemd")
 		}
 		log.Info("listening", attrs...)
+		if t.web && httpOpt.Console != nil {
+			log.Info("console", "url", consoleURL(t.secure, ln.Addr()))
+		}
 	}
 	if l.Unix != "" {
 		ln, group, err := listenUnix(l.Unix, l.UnixGroup, log)

@@ -48,7 +48,7 @@ func TestRunOpensHardwareBoards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = runGateway(context.Background(), cfg, t.TempDir(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	err = runGateway(context.Background(), cfg, t.TempDir(), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil {
 		t.Fatal("run on rpi4b succeeded on a machine without its GPIO chip")
 	}

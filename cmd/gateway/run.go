@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/openhal/gateway/board"
+	"github.com/openhal/gateway/console"
 )
 
 // cmdRun runs the gateway until SIGINT or SIGTERM.
@@ -26,6 +27,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	tlsAddr := fs.String("tls", "", "TCP-over-TLS listen `address` (overrides the configuration)")
 	unixPath := fs.String("unix", "", "Unix socket `path` (overrides the configuration)")
 	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
+	consoleDir := fs.String("console-dir", "", "serve the console's files from this `dir`ectory (development: console/web), not the embedded ones")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
@@ -35,6 +37,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usagef(fs, "--log-level %q: want debug, info, warn or error", *logLevel)
+	}
+	web, err := console.New(console.Options{Dir: *consoleDir})
+	if err != nil {
+		return usagef(fs, "--console-dir: %v", err)
 	}
 	if err := serverOnly("run"); err != nil {
 		return err
@@ -72,7 +78,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return runGateway(ctx, cfg, dir, log)
+	return runGateway(ctx, cfg, dir, web, log)
 }
 
 // cmdCheck validates a configuration without touching any hardware.
