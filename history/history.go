@@ -109,7 +109,8 @@ func (h *History) Record(e device.Event) {
 	if e.Kind != device.EventValue {
 		return
 	}
-	points := pointsOf(e.Value)
+	var room [DefaultMaxFields]point // on the stack, for the usual value
+	points := pointsOf(room[:0], e.Value)
 	if len(points) == 0 {
 		return
 	}

@@ -13,12 +13,11 @@ type point struct {
 	v     float64
 }
 
-// pointsOf returns the quantities of a device value as the registry
-// carries it (what encoding/json decodes, or a Go device's own number
-// types); none for a string or anything else.
-func pointsOf(v any) []point {
+// pointsOf appends to ps the quantities of a device value as the
+// registry carries it (what encoding/json decodes, or a Go device's own
+// number types); none for a string or anything else.
+func pointsOf(ps []point, v any) []point {
 	if obj, ok := v.(map[string]any); ok {
-		var ps []point
 		for name, m := range obj {
 			if k, f, ok := scalar(m); ok {
 				ps = append(ps, point{field: name, kind: k, v: f})
@@ -27,9 +26,9 @@ func pointsOf(v any) []point {
 		return ps
 	}
 	if k, f, ok := scalar(v); ok {
-		return []point{{kind: k, v: f}}
+		return append(ps, point{kind: k, v: f})
 	}
-	return nil
+	return ps
 }
 
 // scalar reads a number or a boolean (true is 1). NaN and infinities
