@@ -114,18 +114,37 @@ func quoteAll(fields []string) string {
 
 // Query answers q. A device with no series yet (no value, or values with
 // nothing to plot) has an empty page. A device with one series needs no
-// field; one with several answers a FieldError naming them.
+// field; one with several answers a FieldError naming them. The items
+// are copied under the lock and turned into columns after it, so that
+// Record, which the registry calls, waits for a copy at most.
 func (h *History) Query(q Query) (Page, error) {
 	if q.Resolution == "" {
 		q.Resolution = Full
 	}
 	p := Page{Device: q.Device, Field: q.Field, Resolution: q.Resolution, Fields: []string{}}
+	samples, buckets, err := h.collect(q, &p)
+	if err != nil {
+		return Page{}, err
+	}
+	switch {
+	case p.Kind == "":
+		p.Samples, p.Buckets = emptyItems(q.Resolution)
+	case q.Resolution == Minute:
+		p.Buckets = bucketColumns(p.Kind, buckets)
+	default:
+		p.Samples = sampleColumns(p.Kind, samples)
+	}
+	return p, nil
+}
+
+// collect fills in p's fields, kind and position, and copies the items
+// of q's page: samples or buckets, by q.Resolution.
+func (h *History) collect(q Query, p *Page) ([]sample, []bucket, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	fields, _ := h.fields(q.Device)
 	if len(fields) == 0 && q.Field == "" {
-		p.Samples, p.Buckets = emptyItems(q.Resolution)
-		return p, nil
+		return nil, nil, nil
 	}
 	p.Fields = fields
 	if q.Field == "" && len(fields) == 1 {
@@ -133,22 +152,20 @@ func (h *History) Query(q Query) (Page, error) {
 	}
 	s := h.devices[q.Device].seriesOf(q.Field)
 	if s == nil {
-		return Page{}, &FieldError{Device: q.Device, Field: q.Field, Fields: fields}
+		return nil, nil, &FieldError{Device: q.Device, Field: q.Field, Fields: fields}
 	}
 	p.Kind = s.kind
 	limit, err := fit(q, fields)
 	if err != nil {
-		return Page{}, err
+		return nil, nil, err
 	}
 	if q.Limit = limit; q.Limit == 0 {
 		q.Limit = int(^uint(0) >> 1)
 	}
 	if q.Resolution == Minute {
-		p.Buckets = s.bucketPage(q, &p)
-	} else {
-		p.Samples = s.samplePage(q, &p)
+		return nil, scan(&s.minutes, q, func(b *bucket) int64 { return b.start }, p), nil
 	}
-	return p, nil
+	return scan(&s.full, q, func(x *sample) int64 { return x.t }, p), nil, nil
 }
 
 func (d *deviceSeries) seriesOf(field string) *series {
@@ -165,55 +182,52 @@ func emptyItems(r Resolution) (*Samples, any) {
 	return &Samples{T: []int64{}, V: []any{}}, nil
 }
 
-// scan calls keep with the index of each item of r from q.From on whose
-// time (at) is in q's window, until keep has taken q.Limit, and fills in
-// p's Dropped, Next and More.
-func scan[T any](r *ring[T], q Query, at func(*T) int64, keep func(*T), p *Page) {
+// scan copies the items of r from q.From on whose time (at) is in q's
+// window, at most q.Limit, and fills in p's Dropped, Next and More.
+func scan[T any](r *ring[T], q Query, at func(*T) int64, p *Page) []T {
+	var out []T
 	i := max(q.From, r.oldest())
 	if q.From < r.oldest() {
 		p.Dropped = r.oldest() - q.From
 	}
-	for taken := 0; i < r.total && taken < q.Limit; i++ {
+	for ; i < r.total && len(out) < q.Limit; i++ {
 		it := r.at(i)
-		t := at(it)
-		if (q.Since != nil && t < *q.Since) || (q.Until != nil && t >= *q.Until) {
+		if t := at(it); (q.Since != nil && t < *q.Since) || (q.Until != nil && t >= *q.Until) {
 			continue
 		}
-		keep(it)
-		taken++
+		out = append(out, *it)
 	}
 	p.Next, p.More = i, i < r.total
-}
-
-func (s *series) samplePage(q Query, p *Page) *Samples {
-	out := &Samples{T: []int64{}, V: []any{}}
-	scan(&s.full, q, func(x *sample) int64 { return x.t }, func(x *sample) {
-		out.T = append(out.T, x.t)
-		if s.kind == KindBoolean {
-			out.V = append(out.V, x.v != 0)
-		} else {
-			out.V = append(out.V, x.v)
-		}
-	}, p)
 	return out
 }
 
-func (s *series) bucketPage(q Query, p *Page) any {
-	at := func(b *bucket) int64 { return b.start }
-	if s.kind == KindBoolean {
-		out := &BooleanBuckets{T: []int64{}, N: []uint32{}, Mean: []float64{}, Last: []bool{}, Changes: []uint32{}}
-		scan(&s.minutes, q, at, func(b *bucket) {
-			out.T, out.N = append(out.T, b.start), append(out.N, b.n)
-			out.Mean = append(out.Mean, b.sum/float64(b.n))
-			out.Last, out.Changes = append(out.Last, b.last != 0), append(out.Changes, b.changes)
-		}, p)
+func sampleColumns(kind Kind, items []sample) *Samples {
+	out := &Samples{T: make([]int64, len(items)), V: make([]any, len(items))}
+	for i, x := range items {
+		out.T[i] = x.t
+		if kind == KindBoolean {
+			out.V[i] = x.v != 0
+		} else {
+			out.V[i] = x.v
+		}
+	}
+	return out
+}
+
+func bucketColumns(kind Kind, items []bucket) any {
+	n := len(items)
+	if kind == KindBoolean {
+		out := &BooleanBuckets{T: make([]int64, n), N: make([]uint32, n), Mean: make([]float64, n), Last: make([]bool, n), Changes: make([]uint32, n)}
+		for i, b := range items {
+			out.T[i], out.N[i], out.Mean[i] = b.start, b.n, b.sum/float64(b.n)
+			out.Last[i], out.Changes[i] = b.last != 0, b.changes
+		}
 		return out
 	}
-	out := &NumberBuckets{T: []int64{}, N: []uint32{}, Min: []float64{}, Max: []float64{}, Mean: []float64{}}
-	scan(&s.minutes, q, at, func(b *bucket) {
-		out.T, out.N = append(out.T, b.start), append(out.N, b.n)
-		out.Min, out.Max = append(out.Min, b.min), append(out.Max, b.max)
-		out.Mean = append(out.Mean, b.sum/float64(b.n))
-	}, p)
+	out := &NumberBuckets{T: make([]int64, n), N: make([]uint32, n), Min: make([]float64, n), Max: make([]float64, n), Mean: make([]float64, n)}
+	for i, b := range items {
+		out.T[i], out.N[i], out.Mean[i] = b.start, b.n, b.sum/float64(b.n)
+		out.Min[i], out.Max[i] = b.min, b.max
+	}
 	return out
 }

@@ -156,3 +156,46 @@ func TestQueryRoom(t *testing.T) {
 		t.Errorf("room 100: error %v, want ErrNoRoom", err)
 	}
 }
+
+// A client following a series live (from = next, again and again) while
+// values come reads each once, in order, however the pages fall.
+func TestQueryFollowLive(t *testing.T) {
+	t.Parallel()
+	const values = 5000
+	h := New(Options{Samples: values, Buckets: 10})
+	wrote := make(chan struct{})
+	go func() {
+		defer close(wrote)
+		for i := range values {
+			h.Record(value("n", float64(i), t0.Add(time.Duration(i)*time.Millisecond)))
+		}
+	}()
+	var got []any
+	var from uint64
+	for done := false; !done; {
+		select {
+		case <-wrote:
+			done = true // one more page after the last value
+		default:
+		}
+		for more := true; more; {
+			p, err := h.Query(Query{Device: "n", From: from, Limit: 97})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Dropped != 0 {
+				t.Fatalf("dropped %d at %d", p.Dropped, from)
+			}
+			got = append(got, p.Samples.V...)
+			from, more = p.Next, p.More
+		}
+	}
+	if len(got) != values {
+		t.Fatalf("read %d values, want %d", len(got), values)
+	}
+	for i, v := range got {
+		if v != float64(i) {
+			t.Fatalf("value %d = %v: read out of order or twice", i, v)
+		}
+	}
+}
