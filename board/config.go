@@ -74,6 +74,17 @@ type HubConfig struct {
 	// than the gateway's own that may open its WebSocket (halhub
 	// Options.AllowedOrigins); none by default.
 	AllowedOrigins []string `yaml:"allowedOrigins"`
+	// History is the in-memory history of device values that
+	// gateway/history serves (package history).
+	History HistoryConfig `yaml:"history"`
+}
+
+// HistoryConfig bounds the history of device values.
+type HistoryConfig struct {
+	// MaxSeries is how many series (a number or boolean device, or each
+	// numeric or boolean member of an object value) the history keeps,
+	// 136 KiB each once the first value comes; 0 keeps none.
+	MaxSeries int `yaml:"maxSeries"`
 }
 
 // ListenConfig says where the Hub listens. An empty address disables that

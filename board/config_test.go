@@ -28,6 +28,7 @@ func TestDefault(t *testing.T) {
 			},
 			SafeOnShutdown: true,
 			AllowedOrigins: []string{},
+			History:        HistoryConfig{MaxSeries: 64},
 		},
 		Sim:      sim.Config{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
 		Adapters: AdaptersConfig{Enabled: []string{}, User: "gateway-adapter"},
@@ -92,6 +93,7 @@ sim:
 					QueueBytes: 65536, TotalQueueBytes: 1 << 20},
 				MetricsPublic:  true,
 				AllowedOrigins: []string{},
+				History:        HistoryConfig{MaxSeries: 64},
 			}
 			c.Sim = sim.Config{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
 		}},
@@ -116,6 +118,9 @@ hub:
 		}},
 		{"host names", "board: sim\nhub:\n  listen: {http: 'localhost:0', tcp: 'gw-1.lan:7751'}\n", func(c *Config) {
 			c.Hub.Listen.HTTP, c.Hub.Listen.TCP = "localhost:0", "gw-1.lan:7751"
+		}},
+		{"no history", "board: sim\nhub:\n  history: {maxSeries: 0}\n", func(c *Config) {
+			c.Hub.History.MaxSeries = 0
 		}},
 		{"allowed origins", "board: sim\nhub:\n  allowedOrigins: [console.lan:8080, '*.lab.example', 'https://ops.example']\n", func(c *Config) {
 			c.Hub.AllowedOrigins = []string{"console.lan:8080", "*.lab.example", "https://ops.example"}
@@ -221,6 +226,8 @@ func TestParseErrors(t *testing.T) {
 		{"adapter user empty", "board: sim\nadapters:\n  user: \"\"\n", `adapters.user: "" is not a user name`},
 		{"adapter user bad", "board: sim\nadapters:\n  user: \"a b\"\n", `adapters.user: "a b" is not a user name`},
 		{"threshold not finite", sim("  temperatureThreshold: .inf\n"), "sim.temperatureThreshold: want a finite number, got +Inf"},
+		{"negative history", hub("  history: {maxSeries: -1}\n"), "hub.history.maxSeries: must be from 0 to 4096, got -1"},
+		{"history too large", hub("  history: {maxSeries: 4097}\n"), "hub.history.maxSeries: must be from 0 to 4096, got 4097"},
 		{"any origin", hub("  allowedOrigins: [console.lan, '*']\n"), `hub.allowedOrigins[1]: "*" lets a page from any site reach the Hub; name the sites`},
 		{"any origin with a port", hub("  allowedOrigins: ['*:*']\n"), `hub.allowedOrigins[0]: "*:*" lets a page from any site reach the Hub; name the sites`},
 		{"any origin with a scheme", hub("  allowedOrigins: ['https://*']\n"), `hub.allowedOrigins[0]: "https://*" lets a page from any site reach the Hub; name the sites`},

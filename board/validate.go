@@ -60,6 +60,9 @@ func (c *Config) checkOn(t target, known bool) Errors {
 	v.limits(c.Hub.Limits)
 	v.tlsFiles(c.Hub.TLS)
 	v.allowedOrigins(c.Hub.AllowedOrigins)
+	if n := c.Hub.History.MaxSeries; n < 0 || n > MaxHistorySeries {
+		v.add("hub.history.maxSeries", "must be from 0 to %d, got %d", MaxHistorySeries, n)
+	}
 	v.simBoard(c.Sim)
 	v.devices(c, t, known)
 	v.adapters(c.Adapters)
@@ -182,6 +185,10 @@ func (v *validator) limits(l Limits) {
 	}
 	v.admissionLimits(l)
 }
+
+// MaxHistorySeries bounds hub.history.maxSeries: 4096 series of 136 KiB
+// are 544 MiB, more than a Raspberry Pi with 1 GiB can give its gateway.
+const MaxHistorySeries = 4096
 
 // MaxAuthFailures and MaxAuthTrackedPeers bound the memory of the limiter
 // of failed tokens: each peer it tracks keeps its last authFailures times.

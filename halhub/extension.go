@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/openhal/gateway/halhub/token"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
 )
@@ -40,6 +41,27 @@ type Caller struct {
 	Principal openhal.Principal
 	// Limited is set for a token limited to some devices.
 	Limited bool
+	// Room is how many bytes the answer's result may take so that the
+	// whole answer, with this request's id, fits in one message of the
+	// Hub's MaxMessageBytes: a method whose answer can grow (a device's
+	// history) pages by it, as hal/audit/list does (page.go).
+	Room int
+
+	// devices are the token's device patterns, none for every device.
+	devices []string
+}
+
+// Sees reports whether the caller's token may see the device id: a
+// method about one device answers DEVICE_NOT_FOUND (NotFound) for one it
+// does not, as hal/read does, so that a limited token cannot tell a
+// hidden device from an absent one.
+func (c Caller) Sees(id string) bool {
+	return token.Entry{Devices: c.devices}.Visible(id)
+}
+
+// NotFound is the DEVICE_NOT_FOUND error of hal/read for the device id.
+func NotFound(id string) *jsonrpc.Error {
+	return errDeviceNotFound(id)
 }
 
 // callerKey is the key of an extension request's Caller in its context.
@@ -72,7 +94,8 @@ func addExtensions(methods map[string]method, exts map[string]Extension) {
 				if unlimited && len(entry.Devices) > 0 {
 					return nil, errForbidden("device_limited", "%s needs a token not limited to some devices; this one is limited to %s", name, strings.Join(entry.Devices, ", "))
 				}
-				ctx = context.WithValue(ctx, callerKey{}, Caller{Principal: p, Limited: len(entry.Devices) > 0})
+				caller := Caller{Principal: p, Limited: len(entry.Devices) > 0, Room: s.pageRoom(ctx, ""), devices: entry.Devices}
+				ctx = context.WithValue(ctx, callerKey{}, caller)
 				return serve(ctx, params)
 			},
 		}

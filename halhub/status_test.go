@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,7 +60,8 @@ func TestExtensionCaller(t *testing.T) {
 	exts := map[string]Extension{
 		"gateway/whoami": {Scope: openhal.ScopeRead, Serve: func(ctx context.Context, _ json.RawMessage) (any, *jsonrpc.Error) {
 			c, ok := CallerOf(ctx)
-			return map[string]any{"ok": ok, "name": c.Principal.Name, "scope": c.Principal.Scope, "limited": c.Limited}, nil
+			return map[string]any{"ok": ok, "name": c.Principal.Name, "scope": c.Principal.Scope, "limited": c.Limited,
+				"seesLed": c.Sees("bench.led"), "seesDoor": c.Sees("bench.door"), "room": c.Room}, nil
 		}},
 	}
 	th := newTestHub(t, func(o *Options) { o.Extensions = exts })
@@ -66,14 +69,18 @@ func TestExtensionCaller(t *testing.T) {
 		tok  string
 		want string
 	}{
-		{th.admin, `{"limited":false,"name":"root","ok":true,"scope":"admin"}`},
-		{th.token(t, "led", openhal.ScopeAdmin, "bench.led"), `{"limited":true,"name":"led","ok":true,"scope":"admin"}`},
-		{th.token(t, "reader", openhal.ScopeRead), `{"limited":false,"name":"reader","ok":true,"scope":"read"}`},
+		{th.admin, `{"limited":false,"name":"root","ok":true,"room":ROOM,"scope":"admin","seesDoor":true,"seesLed":true}`},
+		{th.token(t, "led", openhal.ScopeAdmin, "bench.led"), `{"limited":true,"name":"led","ok":true,"room":ROOM,"scope":"admin","seesDoor":false,"seesLed":true}`},
+		{th.token(t, "reader", openhal.ScopeRead), `{"limited":false,"name":"reader","ok":true,"room":ROOM,"scope":"read","seesDoor":true,"seesLed":true}`},
 	} {
 		c := th.dialTCP(t)
 		c.init(tc.tok)
-		if m := c.call("gateway/whoami", nil); m.Error != nil || string(m.Result) != tc.want {
-			t.Errorf("gateway/whoami = %s, want %s", m.raw, tc.want)
+		// Room: the message limit less the answer around the result.
+		id := c.nextID.Load() + 1
+		room := th.hub.opt.Limits.MaxMessageBytes - len(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":}`+"\n", id))
+		want := strings.ReplaceAll(tc.want, "ROOM", strconv.Itoa(room))
+		if m := c.call("gateway/whoami", nil); m.Error != nil || string(m.Result) != want {
+			t.Errorf("gateway/whoami = %s, want %s", m.raw, want)
 		}
 	}
 	if _, ok := CallerOf(context.Background()); ok {

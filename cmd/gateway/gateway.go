@@ -88,6 +88,10 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 	}
 
 	reg := device.NewRegistry(nil)
+	// The history follows the registry from before the board's first
+	// values.
+	hist := newHistory(cfg.Hub.History, log)
+	defer hist.Subscribe(reg)()
 	adapters := &adapterService{} // its supervisor is set once the Hub exists
 	// gateway status's service: its Hub and supervisor are set likewise.
 	status := newStatusService(cfg)
@@ -109,7 +113,7 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 		StopButtons:  stopButtons,
 		AuthFailures: cfg.Hub.Limits.AuthFailures,
 		AuthWindow:   cfg.Hub.Limits.AuthWindow,
-		Extensions:   extensionsOf(adapters.extensions(), status.extensions()),
+		Extensions:   extensionsOf(adapters.extensions(), status.extensions(), hist.Extensions(registered(reg))),
 		OnSessions:   kickStatus,
 		// Other sites whose web pages may open the WebSocket.
 		AllowedOrigins: cfg.Hub.AllowedOrigins,

@@ -97,6 +97,10 @@ func New(t testing.TB, opts ...Option) *Bench {
 // Hub is the Hub of the current run.
 func (b *Bench) Hub() *halhub.Hub { return b.hub }
 
+// Registry is the device registry of the current run, for a test that
+// follows its events as a part of the gateway does (the history).
+func (b *Bench) Registry() *device.Registry { return b.reg }
+
 // Token adds a token to the store and hands the store to the Hub, as the
 // gateway does when the token file changes.
 func (b *Bench) Token(name, kind string, scope openhal.Scope, devices ...string) string {

@@ -1,0 +1,233 @@
+package history
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Resolution is which ring a query reads.
+type Resolution string
+
+const (
+	Full   Resolution = "full"   // each value, the last Samples of them
+	Minute Resolution = "minute" // one bucket a minute, the last Buckets of them
+)
+
+// Query asks for one series of one device, a page at a time.
+type Query struct {
+	Device     string
+	Field      string // "" for a plain value, or a device with one series
+	Resolution Resolution
+	// Since and Until, when set, keep items whose time (a bucket's: its
+	// minute's start) is in [Since, Until), in Unix milliseconds.
+	Since, Until *int64
+	// From is the index to start at: a previous page's Next.
+	From uint64
+	// Limit is the most items the page holds; 0 for no limit but Room.
+	Limit int
+	// Room, when not 0, bounds the bytes of the page's JSON: a page holds
+	// as many items as surely fit (fit.go).
+	Room int
+}
+
+// Page is one answer: the series' items, each as columns, as a plot
+// takes them (uPlot's data layout), so that numbers are not repeated
+// under member names.
+type Page struct {
+	Device     string     `json:"device"`
+	Field      string     `json:"field"`
+	Fields     []string   `json:"fields"`
+	Kind       Kind       `json:"kind,omitempty"`
+	Resolution Resolution `json:"resolution"`
+	// Samples (full) or Buckets (minute) hold the items, oldest first.
+	Samples *Samples `json:"samples,omitempty"`
+	Buckets any      `json:"buckets,omitempty"`
+	// Dropped counts the items between From and the oldest kept, which
+	// newer ones overwrote before this page was asked for.
+	Dropped uint64 `json:"dropped,omitempty"`
+	// Next is the From of the following page; More says whether items
+	// after it are kept already (else it is where new ones will come).
+	Next uint64 `json:"next"`
+	More bool   `json:"more"`
+}
+
+// Samples are full-resolution values: T in Unix milliseconds, V numbers
+// or booleans.
+type Samples struct {
+	T []int64 `json:"t"`
+	V []any   `json:"v"`
+}
+
+// NumberBuckets are a number's minutes: the count, smallest, largest and
+// mean value of each.
+type NumberBuckets struct {
+	T    []int64   `json:"t"`
+	N    []uint32  `json:"n"`
+	Min  []float64 `json:"min"`
+	Max  []float64 `json:"max"`
+	Mean []float64 `json:"mean"`
+}
+
+// BooleanBuckets are a boolean's minutes: the count, the share of true
+// values, the last value and how many times it changed.
+type BooleanBuckets struct {
+	T       []int64   `json:"t"`
+	N       []uint32  `json:"n"`
+	Mean    []float64 `json:"mean"`
+	Last    []bool    `json:"last"`
+	Changes []uint32  `json:"changes"`
+}
+
+// Worst-case bytes one item adds to an answer's JSON: each column's
+// longest number (-1.7976931348623157e+308, an int64 of 20 characters)
+// and its comma. serve.go sizes pages by them.
+const (
+	sampleJSONBytes = 21 + 25      // t, v
+	bucketJSONBytes = 21 + 11 + 75 // t, n, and three numbers
+)
+
+// FieldError is a query's field that is not right for the device: absent,
+// or needed because the device keeps several series.
+type FieldError struct {
+	Device string
+	Field  string // "" when one was needed
+	Fields []string
+}
+
+func (e *FieldError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("device %s keeps several series: params.field must name one of %s", e.Device, strings.Join(e.Fields, ", "))
+	}
+	return fmt.Sprintf("device %s keeps no series %q; it keeps %s", e.Device, e.Field, quoteAll(e.Fields))
+}
+
+func quoteAll(fields []string) string {
+	if len(fields) == 0 {
+		return "none"
+	}
+	q := make([]string, len(fields))
+	for i, f := range fields {
+		q[i] = fmt.Sprintf("%q", f)
+	}
+	return strings.Join(q, ", ")
+}
+
+// Query answers q. A device with no series yet (no value, or values with
+// nothing to plot) has an empty page. A device with one series needs no
+// field; one with several answers a FieldError naming them. The items
+// are copied under the lock and turned into columns after it, so that
+// Record, which the registry calls, waits for a copy at most.
+func (h *History) Query(q Query) (Page, error) {
+	if q.Resolution == "" {
+		q.Resolution = Full
+	}
+	p := Page{Device: q.Device, Field: q.Field, Resolution: q.Resolution, Fields: []string{}}
+	samples, buckets, err := h.collect(q, &p)
+	if err != nil {
+		return Page{}, err
+	}
+	switch {
+	case p.Kind == "":
+		p.Samples, p.Buckets = emptyItems(q.Resolution)
+	case q.Resolution == Minute:
+		p.Buckets = bucketColumns(p.Kind, buckets)
+	default:
+		p.Samples = sampleColumns(p.Kind, samples)
+	}
+	return p, nil
+}
+
+// collect fills in p's fields, kind and position, and copies the items
+// of q's page: samples or buckets, by q.Resolution.
+func (h *History) collect(q Query, p *Page) ([]sample, []bucket, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	fields, _ := h.fields(q.Device)
+	if len(fields) == 0 && q.Field == "" {
+		return nil, nil, nil
+	}
+	p.Fields = fields
+	if q.Field == "" && len(fields) == 1 {
+		q.Field, p.Field = fields[0], fields[0]
+	}
+	s := h.devices[q.Device].seriesOf(q.Field)
+	if s == nil {
+		return nil, nil, &FieldError{Device: q.Device, Field: q.Field, Fields: fields}
+	}
+	p.Kind = s.kind
+	limit, err := fit(q, fields)
+	if err != nil {
+		return nil, nil, err
+	}
+	if q.Limit = limit; q.Limit == 0 {
+		q.Limit = int(^uint(0) >> 1)
+	}
+	if q.Resolution == Minute {
+		return nil, scan(&s.minutes, q, func(b *bucket) int64 { return b.start }, p), nil
+	}
+	return scan(&s.full, q, func(x *sample) int64 { return x.t }, p), nil, nil
+}
+
+func (d *deviceSeries) seriesOf(field string) *series {
+	if d == nil {
+		return nil
+	}
+	return d.series[field]
+}
+
+func emptyItems(r Resolution) (*Samples, any) {
+	if r == Minute {
+		return nil, &NumberBuckets{T: []int64{}, N: []uint32{}, Min: []float64{}, Max: []float64{}, Mean: []float64{}}
+	}
+	return &Samples{T: []int64{}, V: []any{}}, nil
+}
+
+// scan copies the items of r from q.From on whose time (at) is in q's
+// window, at most q.Limit, and fills in p's Dropped, Next and More.
+func scan[T any](r *ring[T], q Query, at func(*T) int64, p *Page) []T {
+	var out []T
+	i := max(q.From, r.oldest())
+	if q.From < r.oldest() {
+		p.Dropped = r.oldest() - q.From
+	}
+	for ; i < r.total && len(out) < q.Limit; i++ {
+		it := r.at(i)
+		if t := at(it); (q.Since != nil && t < *q.Since) || (q.Until != nil && t >= *q.Until) {
+			continue
+		}
+		out = append(out, *it)
+	}
+	p.Next, p.More = i, i < r.total
+	return out
+}
+
+func sampleColumns(kind Kind, items []sample) *Samples {
+	out := &Samples{T: make([]int64, len(items)), V: make([]any, len(items))}
+	for i, x := range items {
+		out.T[i] = x.t
+		if kind == KindBoolean {
+			out.V[i] = x.v != 0
+		} else {
+			out.V[i] = x.v
+		}
+	}
+	return out
+}
+
+func bucketColumns(kind Kind, items []bucket) any {
+	n := len(items)
+	if kind == KindBoolean {
+		out := &BooleanBuckets{T: make([]int64, n), N: make([]uint32, n), Mean: make([]float64, n), Last: make([]bool, n), Changes: make([]uint32, n)}
+		for i, b := range items {
+			out.T[i], out.N[i], out.Mean[i] = b.start, b.n, b.sum/float64(b.n)
+			out.Last[i], out.Changes[i] = b.last != 0, b.changes
+		}
+		return out
+	}
+	out := &NumberBuckets{T: make([]int64, n), N: make([]uint32, n), Min: make([]float64, n), Max: make([]float64, n), Mean: make([]float64, n)}
+	for i, b := range items {
+		out.T[i], out.N[i], out.Mean[i] = b.start, b.n, b.sum/float64(b.n)
+		out.Min[i], out.Max[i] = b.min, b.max
+	}
+	return out
+}

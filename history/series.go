@@ -1,0 +1,70 @@
+package history
+
+import "math"
+
+// Kind is what a series holds.
+type Kind string
+
+const (
+	KindNumber  Kind = "number"
+	KindBoolean Kind = "boolean"
+)
+
+// bucketMs is the width of a decimated bucket: one minute.
+const bucketMs = 60_000
+
+// sample is one value at full resolution: 16 bytes.
+type sample struct {
+	t int64 // the value's ts, Unix milliseconds
+	v float64
+}
+
+// bucket sums up one minute of values: 48 bytes. For a boolean, v is 0
+// or 1, so sum counts the true values; changes counts the values that
+// differed from the one before (the first value of a series is none).
+type bucket struct {
+	start   int64 // the minute's first millisecond
+	n       uint32
+	changes uint32
+	min     float64
+	max     float64
+	sum     float64
+	last    float64
+}
+
+// series is one quantity of one device: the last samples at full
+// resolution and the last buckets, each in a ring allocated with the
+// series, so that its memory is fixed (SeriesBytes).
+type series struct {
+	kind    Kind
+	full    ring[sample]
+	minutes ring[bucket]
+}
+
+func newSeries(kind Kind, samples, buckets int) *series {
+	return &series{kind: kind, full: newRing[sample](samples), minutes: newRing[bucket](buckets)}
+}
+
+// add records v at t (Unix ms). A value whose minute is before the
+// newest bucket's (a device's clock going back) counts in the newest
+// bucket, so that buckets stay in order.
+func (s *series) add(t int64, v float64) {
+	prev, had := 0.0, false
+	if last := s.full.newest(); last != nil {
+		prev, had = last.v, true
+	}
+	s.full.push(sample{t: t, v: v})
+	start := t - ((t%bucketMs)+bucketMs)%bucketMs
+	b := s.minutes.newest()
+	if b == nil || start > b.start {
+		s.minutes.push(bucket{start: start, min: math.Inf(1), max: math.Inf(-1)})
+		b = s.minutes.newest()
+	}
+	b.n++
+	b.min, b.max = min(b.min, v), max(b.max, v)
+	b.sum += v
+	b.last = v
+	if had && prev != v {
+		b.changes++
+	}
+}
