@@ -93,4 +93,8 @@ function Login({ error, onLogin }) {
 		</form>`;
 }
 
-render(html`<${App} />`, document.getElementById("app"));
+// The page's static heading (shown before the modules load) gives way
+// to the console.
+const root = document.getElementById("app");
+root.textContent = "";
+render(html`<${App} />`, root);

@@ -72,8 +72,7 @@ function Device({ conn, d, v }) {
 	return html`<article class="card" data-test="device" data-device=${d.id}>
 		<h3>${d.label || d.id} <code class="muted">${d.id}</code></h3>
 		<p class="value" data-test="value">${showValue(v && v.value, d.schema)}</p>
-		<p><span data-test="state" class=${"state-" + d.state}>${d.state === "fault" ? "fault: " + (d.fault || "") : d.state}</span>
-			· <span class=${"risk-" + d.risk}>risk ${d.risk}</span> · ${d.source}</p>
+		<p><span data-test="state" class=${"state-" + d.state}>${d.state === "fault" ? "fault: " + (d.fault || "") : d.state}</span>${" · "}<span class=${"risk-" + d.risk}>risk ${d.risk}</span>${" · " + d.source}</p>
 		<${Control} d=${d} v=${v} writable=${writable} onWrite=${write} reply=${reply} />
 		${pending && html`<${Pending} c=${pending} />`}
 		${error && html`<p class="error" role="alert">${error}</p>`}

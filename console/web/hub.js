@@ -113,6 +113,10 @@ export function explain(err) {
 		return "Too many failed logins from this address: wait a minute, then try again.";
 	case "full":
 		return "The gateway has no room for another client now: try again later.";
+	case "scope":
+		return "This token may not do this: " + err.message + ".";
+	case "device_limited":
+		return "A token limited to some devices may not do this.";
 	}
 	return err.message + (err.reason ? " (" + err.reason + ")" : "");
 }

@@ -30,7 +30,7 @@ export function Plots({ conn, devices }) {
 // answers INVALID_PARAMS naming them in data.fields.
 async function seriesOf(session, device) {
 	const one = (field) => session.call("gateway/history", field ? { device, field } : { device }).then((page) => ({
-		key: field ? device + "." + field : device, device, field, kind: page.kind,
+		key: page.field ? device + "." + page.field : device, device, field: page.field, kind: page.kind,
 		t: page.samples ? page.samples.t : [], v: page.samples ? page.samples.v.map(Number) : [],
 	}));
 	try {
@@ -47,7 +47,7 @@ function Plot({ conn, s }) {
 	const box = useRef(null);
 	useEffect(() => {
 		const data = [s.t.slice(), s.v.slice()];
-		const u = new uPlot(options(s, box.current.clientWidth), data, box.current);
+		const u = new uPlot(options(s, box.current.clientWidth), toNow(data), box.current);
 		const fit = new ResizeObserver(() => u.setSize({ width: box.current.clientWidth, height: 160 }));
 		fit.observe(box.current);
 		const off = conn.session.on("hal/value", (p) => {
@@ -58,14 +58,22 @@ function Plot({ conn, s }) {
 			data[0].push(t);
 			data[1].push(Number(x));
 			if (data[0].length > kept) { data[0].shift(); data[1].shift(); }
-			u.setData(data);
+			u.setData(toNow(data));
 		});
-		return () => { off(); fit.disconnect(); u.destroy(); };
+		const move = setInterval(() => u.setData(toNow(data)), 10000); // the time axis follows now
+		return () => { off(); clearInterval(move); fit.disconnect(); u.destroy(); };
 	}, [conn, s]);
 	return html`<figure class="plot" data-test="plot" data-series=${s.key}>
 		<figcaption>${s.key}</figcaption>
 		<div ref=${box}></div>
 	</figure>`;
+}
+
+// toNow draws the last value on to now: the device holds it still (a
+// value is sent only when it changes).
+function toNow([t, v]) {
+	if (t.length === 0) return [t, v];
+	return [[...t, Math.max(Date.now(), t[t.length - 1])], [...v, v[v.length - 1]]];
 }
 
 // options sets uPlot up for times in milliseconds, the page's colours,

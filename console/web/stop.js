@@ -39,8 +39,8 @@ export function StopBar({ conn, stopped, setStopped }) {
 		<button type="button" class="stop" data-test="stop" onClick=${stop} disabled=${!canWrite(p)}
 			title=${canWrite(p) ? "Emergency stop: every output to its safe value" : "A read token cannot stop the gateway"}>STOP</button>
 		${error && html`<p class="error" role="alert">${error}</p>`}
-		${stopped && html`<${Banner} conn=${conn} stopped=${stopped} setStopped=${setStopped} />`}
-	</div>`;
+	</div>
+	${stopped && html`<${Banner} conn=${conn} stopped=${stopped} setStopped=${setStopped} />`}`;
 }
 
 function Banner({ conn, stopped, setStopped }) {
