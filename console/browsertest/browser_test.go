@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -174,4 +175,21 @@ func (p *page) fill(sel chromedp.CSS, text string) {
 	p.do(chromedp.WaitVisible(sel))
 	eval[chromedp.Void](p, fmt.Sprintf(`void (document.querySelector(%q).value = "")`, string(sel)))
 	p.do(chromedp.SendKeys(sel, text))
+}
+
+// logIn opens the console of g in a new browser and logs in with tok; it
+// returns once the page is connected and shows sim.led.
+func logIn(t *testing.T, g *gateway, tok string) *page {
+	t.Helper()
+	p := newPage(t)
+	p.do(chromedp.Navigate(g.url()))
+	p.fill(hook("login-token"), tok)
+	p.do(chromedp.Click(hook("login-submit")), chromedp.WaitVisible(deviceHook("sim.led", "")))
+	p.waitText(hook("conn-status"), "^connected$")
+	return p
+}
+
+// not is a pattern (JavaScript syntax) for any text but s.
+func not(s string) string {
+	return "^(?!" + regexp.QuoteMeta(s) + "$)"
 }

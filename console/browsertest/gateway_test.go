@@ -72,14 +72,18 @@ type gateway struct {
 }
 
 // startGateway runs the gateway with the state directory dir on loopback
-// and waits until it is ready. httpAddr and tcpAddr are "127.0.0.1:0" the
+// and waits until it is ready; $GATEWAY_CONSOLE_DIR, when set, is given
+// as --console-dir. httpAddr and tcpAddr are "127.0.0.1:0" the
 // first time and the first run's own addresses for a restart on the same
 // ports. The end of the test kills it.
 func startGateway(t *testing.T, dir, httpAddr, tcpAddr string) *gateway {
 	t.Helper()
 	g := &gateway{dir: dir, log: newLogLines(), exited: make(chan struct{})}
-	g.cmd = exec.Command(gatewayBinary(t), "run", "--state-dir", dir, "--log-level", "debug",
-		"--http", httpAddr, "--tcp", tcpAddr)
+	args := []string{"run", "--state-dir", dir, "--log-level", "debug", "--http", httpAddr, "--tcp", tcpAddr}
+	if d := os.Getenv("GATEWAY_CONSOLE_DIR"); d != "" {
+		args = append(args, "--console-dir", d) // a console being edited, without a rebuild
+	}
+	g.cmd = exec.Command(gatewayBinary(t), args...)
 	g.cmd.Env = childEnv()
 	g.cmd.Stdout, g.cmd.Stderr = g.log, g.log
 	g.cmd.WaitDelay = time.Second
