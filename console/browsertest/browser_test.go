@@ -193,3 +193,11 @@ func logIn(t *testing.T, g *gateway, tok string) *page {
 func not(s string) string {
 	return "^(?!" + regexp.QuoteMeta(s) + "$)"
 }
+
+// newBench starts a gateway on the sim board for a browser test, once it
+// knows that there is a browser to drive: without one, nothing starts.
+func newBench(t *testing.T) *gateway {
+	t.Helper()
+	chromiumPath(t)
+	return startGateway(t, t.TempDir(), "127.0.0.1:0", "127.0.0.1:0")
+}

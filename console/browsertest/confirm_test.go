@@ -12,7 +12,7 @@ import (
 // sim.heater waits as a confirmation; it shows in the console's queue,
 // an admin approves it there, and the heater is then on.
 func TestApproveAgentWrite(t *testing.T) {
-	g := startGateway(t, t.TempDir(), "127.0.0.1:0", "127.0.0.1:0")
+	g := newBench(t)
 	admin := g.adminToken(t)
 	agent := g.dial(t, g.addAgent(t, "bot", "control_low"))
 	c := g.dial(t, admin)

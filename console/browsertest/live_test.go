@@ -11,7 +11,7 @@ import (
 // shows on the bench without a reload, each time it changes, and the
 // device's checkbox follows it.
 func TestLiveValue(t *testing.T) {
-	g := startGateway(t, t.TempDir(), "127.0.0.1:0", "127.0.0.1:0")
+	g := newBench(t)
 	admin := g.adminToken(t)
 	c := g.dial(t, admin)
 	p := logIn(t, g, admin)

@@ -16,7 +16,7 @@ const storage = `JSON.stringify({session: {...sessionStorage}, local: {...localS
 // the devices and is kept in this tab's sessionStorage only; log out
 // forgets it.
 func TestLogin(t *testing.T) {
-	g := startGateway(t, t.TempDir(), "127.0.0.1:0", "127.0.0.1:0")
+	g := newBench(t)
 	p := newPage(t)
 	p.do(chromedp.Navigate(g.url()), chromedp.WaitVisible(hook("login-token")))
 	empty := eval[string](p, storage)

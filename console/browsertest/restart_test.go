@@ -13,7 +13,7 @@ import (
 // itself with the same token, says the gateway restarted, and its values
 // are live again.
 func TestGatewayRestart(t *testing.T) {
-	g := startGateway(t, t.TempDir(), "127.0.0.1:0", "127.0.0.1:0")
+	g := newBench(t)
 	admin := g.adminToken(t)
 	p := logIn(t, g, admin)
 	value := deviceHook("sim.led", "value")

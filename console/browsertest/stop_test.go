@@ -15,7 +15,7 @@ import (
 // are refused; an admin resumes through the dialog and writes are
 // accepted again.
 func TestStopAndResume(t *testing.T) {
-	g := startGateway(t, t.TempDir(), "127.0.0.1:0", "127.0.0.1:0")
+	g := newBench(t)
 	admin := g.adminToken(t)
 	c := g.dial(t, admin)
 	ctx := context.Background()
