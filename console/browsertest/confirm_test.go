@@ -3,6 +3,7 @@ package browsertest
 import (
 	"context"
 	"fmt"
+	"regexp"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -14,7 +15,7 @@ import (
 func TestApproveAgentWrite(t *testing.T) {
 	g := newBench(t)
 	admin := g.adminToken(t)
-	agent := g.dial(t, g.addAgent(t, "bot", "control_low"))
+	agent := g.dial(t, g.addToken(t, "bot", "agent", "control_low"))
 	c := g.dial(t, admin)
 	p := logIn(t, g, admin)
 	p.do(chromedp.Click(hook("nav-confirmations")), chromedp.WaitVisible(hook("confirmations")))
@@ -38,4 +39,36 @@ func TestApproveAgentWrite(t *testing.T) {
 	}
 	p.do(chromedp.Click(hook("nav-bench")))
 	p.waitText(deviceHook("sim.heater", "value"), "^true$")
+}
+
+// TestOperatorWriteWaits: an operator whose token is control_low ticks
+// the heater's checkbox; the write waits for an admin, shown on the
+// heater's card with its countdown, and the checkbox stays as the heater
+// is (off); an admin's approval (from a Go client) clears it and the
+// heater shows on.
+func TestOperatorWriteWaits(t *testing.T) {
+	g := newBench(t)
+	c := g.dial(t, g.adminToken(t))
+	p := logIn(t, g, g.addToken(t, "alice", "operator", "control_low"))
+
+	p.waitText(deviceHook("sim.heater", "value"), "^false$")
+	p.do(chromedp.Click(deviceHook("sim.heater", "control")))
+	text := p.waitText(deviceHook("sim.heater", "pending"), `^Waiting for an admin \(c-\d+\): true, \d+ s left$`)
+	id := regexp.MustCompile(`c-\d+`).FindString(text)
+	checked := fmt.Sprintf(`document.querySelector(%q).checked`, string(deviceHook("sim.heater", "control")))
+	if eval[bool](p, checked) {
+		t.Error("the heater's checkbox is ticked while the write waits: it shows the wish, not the heater")
+	}
+	if v, err := c.Read(context.Background(), "sim.heater", 0); err != nil || v.Value != false {
+		t.Errorf("read sim.heater while the write waits: %v, %v; want false", v.Value, err)
+	}
+
+	if res, err := c.Approve(context.Background(), id); err != nil || res.Status != "approved" {
+		t.Fatalf("approve %s: %+v, %v", id, res, err)
+	}
+	p.do(chromedp.WaitNotPresent(deviceHook("sim.heater", "pending")))
+	p.waitText(deviceHook("sim.heater", "value"), "^true$")
+	if !eval[bool](p, checked) {
+		t.Error("the heater is on and its checkbox is not ticked")
+	}
 }

@@ -137,13 +137,13 @@ func (g *gateway) adminToken(t *testing.T) string {
 	return strings.TrimSpace(string(b))
 }
 
-// addAgent makes an agent token with `gateway token add` and waits until
-// the running gateway has loaded it.
-func (g *gateway) addAgent(t *testing.T, name, scope string) string {
+// addToken makes a token with `gateway token add` and waits until the
+// running gateway has loaded it. kind is agent, operator or service.
+func (g *gateway) addToken(t *testing.T, name, kind, scope string) string {
 	t.Helper()
 	from := g.log.len()
 	cmd := exec.Command(gatewayBinary(t), "token", "add", "--state-dir", g.dir,
-		"--name", name, "--kind", "agent", "--scope", scope)
+		"--name", name, "--kind", kind, "--scope", scope)
 	cmd.Env = childEnv()
 	out, err := cmd.Output()
 	if err != nil {
