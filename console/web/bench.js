@@ -40,29 +40,27 @@ export function useDevices(conn) {
 	return { devices, values };
 }
 
-export function Bench({ conn, devices, values }) {
+// Bench shows the devices; confirmations are the console's list, from
+// which each device shows this token's pending writes.
+export function Bench({ conn, devices, values, confirmations, onPending }) {
 	if (devices.length === 0) return html`<p class="muted">This token may see no device.</p>`;
+	const me = conn.init.principal;
+	const mine = (d) => confirmations.filter((c) => c.status === "pending" && c.device === d.id &&
+		c.requestedBy.kind === me.kind && c.requestedBy.name === me.name);
 	return html`<div class="cards">
-			${devices.map((d) => html`<${Device} key=${d.id} conn=${conn} d=${d} v=${values[d.id]} />`)}
+			${devices.map((d) => html`<${Device} key=${d.id} conn=${conn} d=${d} v=${values[d.id]} pending=${mine(d)} onPending=${onPending} />`)}
 		</div>
 		<${Plots} conn=${conn} devices=${devices} />`;
 }
 
-function Device({ conn, d, v }) {
-	const [pending, setPending] = useState(null);
+function Device({ conn, d, v, pending, onPending }) {
 	const [reply, setReply] = useState(null);
 	const [error, setError] = useState("");
-	useEffect(() => {
-		if (!pending) return;
-		return conn.session.on("hal/confirmationResolved", (p) => {
-			if (p.confirmation.id === pending.id) setPending(null);
-		});
-	}, [conn, pending]);
 	const write = async (value) => {
 		setError("");
 		try {
 			const res = await conn.session.call("hal/write", { device: d.id, value, replyWithinMs: 1000 });
-			if (res.status === "pending") setPending(res.confirmation);
+			if (res.status === "pending") onPending(res.confirmation);
 			else setReply(res.reply === undefined ? null : res.reply);
 		} catch (err) {
 			setError(explain(err));
@@ -74,7 +72,7 @@ function Device({ conn, d, v }) {
 		<p class="value" data-test="value">${showValue(v && v.value, d.schema)}</p>
 		<p><span data-test="state" class=${"state-" + d.state}>${d.state === "fault" ? "fault: " + (d.fault || "") : d.state}</span>${" · "}<span class=${"risk-" + d.risk}>risk ${d.risk}</span>${" · " + d.source}</p>
 		<${Control} d=${d} v=${v} writable=${writable} onWrite=${write} reply=${reply} />
-		${pending && html`<${Pending} c=${pending} />`}
+		${pending.map((c) => html`<${Pending} key=${c.id} c=${c} />`)}
 		${error && html`<p class="error" role="alert">${error}</p>`}
 	</article>`;
 }
