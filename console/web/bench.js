@@ -93,18 +93,29 @@ function Control({ d, v, writable, onWrite, reply }) {
 		return html`<label for=${id}><input id=${id} type="checkbox" data-test="control" disabled=${!writable}
 			checked=${cur === true} onChange=${(ev) => onWrite(ev.target.checked)} /> on</label>`;
 	case "number":
-	case "integer": {
-		const min = schema.minimum ?? 0;
-		const max = schema.maximum ?? 100;
-		const step = schema.type === "integer" ? 1 : stepOf(min, max);
-		return html`<label for=${id}>set <input id=${id} type="range" data-test="control" disabled=${!writable}
-			min=${min} max=${max} step=${step} value=${typeof cur === "number" ? cur : min}
-			onChange=${(ev) => onWrite(Number(ev.target.value))} /></label>`;
-	}
+	case "integer":
+		return html`<${Range} id=${id} schema=${schema} cur=${cur} writable=${writable} onWrite=${onWrite} />`;
 	case "string":
 		return html`<${Line} id=${id} writable=${writable} onWrite=${onWrite} reply=${reply} />`;
 	}
 	return null;
+}
+
+// Range is a slider written when released. While it is moved it shows
+// where it is, not the device's value, which may change meanwhile.
+function Range({ id, schema, cur, writable, onWrite }) {
+	const [draft, setDraft] = useState(null);
+	const min = schema.minimum ?? 0;
+	const max = schema.maximum ?? 100;
+	const step = schema.type === "integer" ? 1 : stepOf(min, max);
+	const shown = draft ?? (typeof cur === "number" ? cur : min);
+	const release = (ev) => {
+		setDraft(null);
+		onWrite(Number(ev.target.value));
+	};
+	return html`<label for=${id}>set <output>${shown}</output>
+		<input id=${id} type="range" data-test="control" disabled=${!writable} min=${min} max=${max} step=${step}
+			value=${shown} onInput=${(ev) => setDraft(Number(ev.target.value))} onChange=${release} /></label>`;
 }
 
 // stepOf is a range's step: a hundredth of it, rounded to a power of ten.
