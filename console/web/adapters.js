@@ -1,7 +1,7 @@
 // Adapters: each adapter's state, restarts, last exit and strikes
 // (gateway/adapters.status, an admin token not limited to some devices),
-// read again every few seconds while the view is open; an admin may reset
-// one that was given up on.
+// read again every few seconds while the view is open (and the tab
+// shown); an admin may reset one that was given up on.
 import { html, useEffect, useState } from "./vendor/htm/standalone.module.js";
 import { explain } from "./hub.js";
 import { isAdmin, when } from "./format.js";
@@ -13,7 +13,7 @@ export function Adapters({ conn }) {
 	const [error, setError] = useState("");
 	const [tick, setTick] = useState(0);
 	useEffect(() => {
-		const t = setInterval(() => setTick((n) => n + 1), every);
+		const t = setInterval(() => document.hidden || setTick((n) => n + 1), every);
 		return () => clearInterval(t);
 	}, []);
 	useEffect(() => {

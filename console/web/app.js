@@ -41,7 +41,7 @@ function App() {
 function Console({ token, onRefused, onLogout }) {
 	const { conn, status } = useConnection(token, onRefused);
 	const { devices, values } = useDevices(conn);
-	const confirmations = useConfirmations(conn);
+	const { list: confirmations, put: putConfirmation } = useConfirmations(conn);
 	const [stopped, setStopped] = useStop(conn);
 	const view = useView();
 	const p = conn && conn.init.principal;
@@ -54,7 +54,7 @@ function Console({ token, onRefused, onLogout }) {
 		<p class=${"conn conn-" + status.state} data-test="conn-status" role="status">${statusText(status)}</p>
 		${conn && html`<${StopBar} conn=${conn} stopped=${stopped} setStopped=${setStopped} />
 		<nav>${views.map((v) => html`<a href=${"#/" + v} data-test=${"nav-" + v} aria-current=${v === view ? "page" : undefined}>${v}${v === "confirmations" && pending ? " (" + pending + ")" : ""}</a>`)}</nav>
-		${view === "bench" && html`<${Bench} conn=${conn} devices=${devices} values=${values} />`}
+		${view === "bench" && html`<${Bench} conn=${conn} devices=${devices} values=${values} confirmations=${confirmations} onPending=${putConfirmation} />`}
 		${view === "confirmations" && html`<${Confirmations} conn=${conn} list=${confirmations} />`}
 		${view === "adapters" && html`<${Adapters} conn=${conn} />`}
 		${view === "audit" && html`<${Audit} conn=${conn} />`}`}`;

@@ -1,7 +1,8 @@
 // The audit log, newest first. hal/audit/list pages forward from a seq;
 // there is no notification for new entries, so while this view is open
-// (and only then) it asks every few seconds for the entries after the
-// last one it has, following `next`. It keeps the newest entries only.
+// (and only then, and not while the tab is hidden) it asks every few
+// seconds for the entries after the last one it has, following `next`.
+// It keeps the newest entries only.
 import { html, useEffect, useState } from "./vendor/htm/standalone.module.js";
 import { explain } from "./hub.js";
 import { when, who } from "./format.js";
@@ -19,6 +20,10 @@ export function Audit({ conn }) {
 		let timer = null;
 		let live = true;
 		const follow = async () => {
+			if (document.hidden && since > 0) { // a tab in the background asks for nothing
+				timer = setTimeout(follow, every);
+				return;
+			}
 			try {
 				for (;;) {
 					const page = await conn.session.call("hal/audit/list", { since, limit: 1000 });

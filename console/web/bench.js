@@ -40,29 +40,27 @@ export function useDevices(conn) {
 	return { devices, values };
 }
 
-export function Bench({ conn, devices, values }) {
+// Bench shows the devices; confirmations are the console's list, from
+// which each device shows this token's pending writes.
+export function Bench({ conn, devices, values, confirmations, onPending }) {
 	if (devices.length === 0) return html`<p class="muted">This token may see no device.</p>`;
+	const me = conn.init.principal;
+	const mine = (d) => confirmations.filter((c) => c.status === "pending" && c.device === d.id &&
+		c.requestedBy.kind === me.kind && c.requestedBy.name === me.name);
 	return html`<div class="cards">
-			${devices.map((d) => html`<${Device} key=${d.id} conn=${conn} d=${d} v=${values[d.id]} />`)}
+			${devices.map((d) => html`<${Device} key=${d.id} conn=${conn} d=${d} v=${values[d.id]} pending=${mine(d)} onPending=${onPending} />`)}
 		</div>
 		<${Plots} conn=${conn} devices=${devices} />`;
 }
 
-function Device({ conn, d, v }) {
-	const [pending, setPending] = useState(null);
+function Device({ conn, d, v, pending, onPending }) {
 	const [reply, setReply] = useState(null);
 	const [error, setError] = useState("");
-	useEffect(() => {
-		if (!pending) return;
-		return conn.session.on("hal/confirmationResolved", (p) => {
-			if (p.confirmation.id === pending.id) setPending(null);
-		});
-	}, [conn, pending]);
 	const write = async (value) => {
 		setError("");
 		try {
 			const res = await conn.session.call("hal/write", { device: d.id, value, replyWithinMs: 1000 });
-			if (res.status === "pending") setPending(res.confirmation);
+			if (res.status === "pending") onPending(res.confirmation);
 			else setReply(res.reply === undefined ? null : res.reply);
 		} catch (err) {
 			setError(explain(err));
@@ -74,7 +72,7 @@ function Device({ conn, d, v }) {
 		<p class="value" data-test="value">${showValue(v && v.value, d.schema)}</p>
 		<p><span data-test="state" class=${"state-" + d.state}>${d.state === "fault" ? "fault: " + (d.fault || "") : d.state}</span>${" · "}<span class=${"risk-" + d.risk}>risk ${d.risk}</span>${" · " + d.source}</p>
 		<${Control} d=${d} v=${v} writable=${writable} onWrite=${write} reply=${reply} />
-		${pending && html`<${Pending} c=${pending} />`}
+		${pending.map((c) => html`<${Pending} key=${c.id} c=${c} />`)}
 		${error && html`<p class="error" role="alert">${error}</p>`}
 	</article>`;
 }
@@ -95,18 +93,29 @@ function Control({ d, v, writable, onWrite, reply }) {
 		return html`<label for=${id}><input id=${id} type="checkbox" data-test="control" disabled=${!writable}
 			checked=${cur === true} onChange=${(ev) => onWrite(ev.target.checked)} /> on</label>`;
 	case "number":
-	case "integer": {
-		const min = schema.minimum ?? 0;
-		const max = schema.maximum ?? 100;
-		const step = schema.type === "integer" ? 1 : stepOf(min, max);
-		return html`<label for=${id}>set <input id=${id} type="range" data-test="control" disabled=${!writable}
-			min=${min} max=${max} step=${step} value=${typeof cur === "number" ? cur : min}
-			onChange=${(ev) => onWrite(Number(ev.target.value))} /></label>`;
-	}
+	case "integer":
+		return html`<${Range} id=${id} schema=${schema} cur=${cur} writable=${writable} onWrite=${onWrite} />`;
 	case "string":
 		return html`<${Line} id=${id} writable=${writable} onWrite=${onWrite} reply=${reply} />`;
 	}
 	return null;
+}
+
+// Range is a slider written when released. While it is moved it shows
+// where it is, not the device's value, which may change meanwhile.
+function Range({ id, schema, cur, writable, onWrite }) {
+	const [draft, setDraft] = useState(null);
+	const min = schema.minimum ?? 0;
+	const max = schema.maximum ?? 100;
+	const step = schema.type === "integer" ? 1 : stepOf(min, max);
+	const shown = draft ?? (typeof cur === "number" ? cur : min);
+	const release = (ev) => {
+		setDraft(null);
+		onWrite(Number(ev.target.value));
+	};
+	return html`<label for=${id}>set <output>${shown}</output>
+		<input id=${id} type="range" data-test="control" disabled=${!writable} min=${min} max=${max} step=${step}
+			value=${shown} onInput=${(ev) => setDraft(Number(ev.target.value))} onChange=${release} /></label>`;
 }
 
 // stepOf is a range's step: a hundredth of it, rounded to a power of ten.

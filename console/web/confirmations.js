@@ -10,18 +10,22 @@ import { useNow } from "./now.js";
 
 const title = "Gateway console";
 
-// useConfirmations returns the confirmations by id, newest id first, and
-// keeps the tab's title saying how many are pending.
+// useConfirmations returns {list, put}: the confirmations, newest id
+// first, and put(c) to add or replace one (a write answered pending puts
+// its own at once); it keeps the tab's title saying how many are pending.
 export function useConfirmations(conn) {
 	const [byId, setById] = useState({});
+	// put never takes a resolved request back to pending (a write's
+	// answer may come after its resolution's notification).
+	const put = (c) => setById((m) => (m[c.id] && m[c.id].status !== "pending" && c.status === "pending" ? m : { ...m, [c.id]: c }));
 	useEffect(() => {
 		if (!conn) return;
 		const s = conn.session;
-		const put = (c) => setById((m) => ({ ...m, [c.id]: c }));
 		const offs = [
 			s.on("hal/confirmationRequested", (p) => { put(p.confirmation); notify(p.confirmation); }),
 			s.on("hal/confirmationResolved", (p) => put(p.confirmation)),
 		];
+		setById({}); // a restarted gateway keeps none
 		listAll(s).then((list) => setById(Object.fromEntries(list.map((c) => [c.id, c]))), () => {});
 		return () => offs.forEach((off) => off());
 	}, [conn]);
@@ -30,7 +34,7 @@ export function useConfirmations(conn) {
 	useEffect(() => {
 		document.title = pending ? "(" + pending + ") " + title : title;
 	}, [pending]);
-	return list;
+	return { list, put };
 }
 
 // listAll follows the list's pages (after/next).
