@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"strconv"
 	"testing"
+
+	"github.com/chromedp/chromedp"
 )
 
 // TestLiveValue: a value written by another client (an admin's Go client)
 // shows on the bench without a reload, each time it changes, and the
-// device's checkbox follows it.
+// device's checkbox follows it; its history plot is there.
 func TestLiveValue(t *testing.T) {
 	g := newBench(t)
 	admin := g.adminToken(t)
@@ -29,6 +31,7 @@ func TestLiveValue(t *testing.T) {
 		}
 	}
 	p.waitText(deviceHook("sim.led", "state"), "^ok$")
+	p.do(chromedp.WaitVisible(chromedp.CSS(`[data-test="plot"][data-series="sim.led"]`)))
 	p.waitText(deviceHook("sim.temperature", "value"), `\d`)
 	p.screenshots("bench")
 }
