@@ -45,8 +45,8 @@ type page struct {
 }
 
 // newPage starts chromium for the test; the end of the test closes it and
-// removes its profile. JavaScript exceptions and console errors of the
-// page go to the test's log.
+// removes its profile. An exception the page's scripts leave uncaught
+// fails the test; console errors and warnings go to its log.
 func newPage(t *testing.T) *page {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -57,7 +57,9 @@ func newPage(t *testing.T) *page {
 		chromedp.DisableGPU,
 	)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	errs := &pageErrors{}
+	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf), chromedp.WithListener(errs.listen))
+	t.Cleanup(func() { errs.report(t) }) // after the browser is closed: cleanups run last first
 	t.Cleanup(func() {
 		cancel()
 		acancel()
