@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
+	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -66,7 +68,11 @@ func newPage(t *testing.T) *page {
 	})
 	// The first action starts the browser and ties it to its context: it
 	// gets ctx itself, not a context with a timeout that would end it.
-	if err := chromedp.Do(ctx, chromedp.EmulateViewport(desktopW, desktopH)); err != nil {
+	watch := chromedp.Func(func(ctx context.Context, t *chromedp.Target) error {
+		_, err := cdp.Call(ctx, t, cdppage.AddScriptToEvaluateOnNewDocument, cdppage.AddScriptToEvaluateOnNewDocumentParams{Source: cspWatch})
+		return err
+	})
+	if err := chromedp.Do(ctx, chromedp.EmulateViewport(desktopW, desktopH), watch); err != nil {
 		t.Fatalf("start chromium: %v", err)
 	}
 	p := &page{t: t, ctx: ctx}
@@ -120,9 +126,9 @@ func (p *page) waitText(sel chromedp.CSS, pattern string) string {
 	defer cancel()
 	const match = `(sel, pattern) => {
 		const e = document.querySelector(sel);
-		return e && new RegExp(pattern).test(e.textContent) ? e.textContent : null;
-	}`
-	text, err := chromedp.Run(ctx, chromedp.PollFunction[string](match,
+		return e && new RegExp(pattern).test(e.textContent) ? [e.textContent] : null;
+	}` // an array, truthy also for an empty text
+	text, err := chromedp.Run(ctx, chromedp.PollFunction[[]string](match,
 		chromedp.WithPollingArgs(string(sel), pattern),
 		chromedp.WithPollingInterval(20*time.Millisecond),
 		chromedp.WithPollingTimeout(waitLong)))
@@ -135,7 +141,7 @@ func (p *page) waitText(sel chromedp.CSS, pattern string) string {
 		}
 		p.t.Fatalf("browser: %s never matched /%s/ (%v); it shows %s", sel, pattern, err, shown)
 	}
-	return text
+	return text[0]
 }
 
 // screenshots writes docs/console/NAME-desktop.png and NAME-phone.png
