@@ -78,9 +78,25 @@ adapters:
 run: build
 	./$(BIN) run
 
-# Unit, protocol and whole-binary tests (tiers 1 and 2), with the race detector.
+# Unit, protocol and whole-binary tests (tiers 1 and 2), with the race
+# detector, then the console in a real browser.
 test: lint
 	$(GO) test -race -count=1 ./...
+	$(MAKE) --no-print-directory test-browser
+
+# The console driven in Debian's chromium, headless, against the gateway on
+# the sim board (console/browsertest, a module of its own: chromedp needs
+# Go 1.25). Skipped without chromium, except in CI (CI set, as .ci/run
+# does), where a missing chromium fails. UPDATE_SCREENSHOTS=1 rewrites
+# docs/console/*.png.
+.PHONY: test-browser
+test-browser:
+	@if command -v chromium >/dev/null || [ -n "$$CI" ]; then \
+		echo "cd console/browsertest && $(GO) test -count=1 ./..."; \
+		cd console/browsertest && $(GO) test -count=1 ./...; \
+	else \
+		echo "test-browser: SKIPPED: no chromium on PATH, so the console's browser tests did not run (apt-get install chromium)"; \
+	fi
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

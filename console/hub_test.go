@@ -61,7 +61,8 @@ func TestConsoleBesideHub(t *testing.T) {
 		console             bool   // carries the console's CSP
 	}{
 		{"GET", "/", "", 200, `<script type="module" src="app.js">`, true},
-		{"GET", "/app.js", "", 200, "hal/devices/list", true},
+		{"GET", "/app.js", "", 200, "useConnection", true},
+		{"GET", "/bench.js", "", 200, "hal/devices/list", true},
 		{"GET", "/missing.js", "", 404, "not found", true},
 		{"GET", "/hal/x", "", 404, "not found", true},
 		{"GET", "/healthz", "", 200, "ok", false},

@@ -1,49 +1,27 @@
-// The operator console, first step: log in with a token, connect to the
-// Hub as an ordinary OpenHAL client, and list the devices that token may
-// see. The token is kept in this tab's sessionStorage only: never in a
-// URL or a cookie.
+// The operator console: log in with a token, then the views over one
+// OpenHAL connection to the Hub, as an ordinary client. The token is
+// kept in this tab's sessionStorage only: never in a URL or a cookie.
+// Views are hash routes (#/bench, #/confirmations, #/adapters, #/audit);
+// the STOP and the stop banner are on every one.
 import { html, render, useEffect, useState } from "./vendor/htm/standalone.module.js";
-import { HubError, Session, explain, hubURL } from "./hub.js";
+import { statusText, useConnection } from "./connection.js";
+import { Bench, useDevices } from "./bench.js";
+import { Confirmations, useConfirmations } from "./confirmations.js";
+import { StopBar, useStop } from "./stop.js";
+import { Adapters } from "./adapters.js";
+import { Audit } from "./audit.js";
 
 const tokenKey = "gateway.token";
+const views = ["bench", "confirmations", "adapters", "audit"];
 
 function App() {
 	const [token, setToken] = useState(() => sessionStorage.getItem(tokenKey));
 	const [error, setError] = useState("");
-	const [hub, setHub] = useState(null); // {principal, devices} once listed
-	const [attempt, setAttempt] = useState(0); // "Connect again" bumps it
-
-	useEffect(() => {
-		if (!token) return;
-		let closedByUs = false;
-		let ready = false; // before, a failure reaches the catch below
-		const s = new Session(hubURL(), () => {
-			if (closedByUs || !ready) return; // a later session may be up already
-			setError("The connection to the gateway closed.");
-			setHub(null);
-		});
-		(async () => {
-			const init = await s.initialize(token);
-			const list = await s.call("hal/devices/list");
-			ready = true;
-			setError("");
-			setHub({ principal: init.principal, devices: list.devices });
-		})().catch((err) => {
-			if (closedByUs) return;
-			setError(explain(err));
-			if (err instanceof HubError) {
-				// Refused: ask for another token. A network failure keeps
-				// it, for "Connect again".
-				sessionStorage.removeItem(tokenKey);
-				setToken(null);
-			}
-		});
-		return () => {
-			closedByUs = true;
-			s.close();
-		};
-	}, [token, attempt]);
-
+	const refused = (why) => {
+		sessionStorage.removeItem(tokenKey);
+		setError(why);
+		setToken(null);
+	};
 	const login = (t) => {
 		sessionStorage.setItem(tokenKey, t);
 		setError("");
@@ -54,15 +32,47 @@ function App() {
 		setError("");
 		setToken(null);
 	};
-
 	if (!token) return html`<${Login} error=${error} onLogin=${login} />`;
-	if (!hub) {
-		return html`<h1>Gateway console</h1>
-			${error ? html`<p class="error" role="alert">${error}</p>` : html`<p class="muted">Connecting…</p>`}
-			${error && html`<button type="button" onClick=${() => { setError(""); setAttempt(attempt + 1); }}>Connect again</button>`}
-			<button type="button" onClick=${logout}>Log out</button>`;
-	}
-	return html`<${Bench} hub=${hub} onLogout=${logout} />`;
+	return html`<${Console} token=${token} onRefused=${refused} onLogout=${logout} />`;
+}
+
+// Console is the logged-in page: the state every view shares lives here,
+// so that it follows the notifications whichever view is shown.
+function Console({ token, onRefused, onLogout }) {
+	const { conn, status } = useConnection(token, onRefused);
+	const { devices, values } = useDevices(conn);
+	const { list: confirmations, put: putConfirmation } = useConfirmations(conn);
+	const [stopped, setStopped] = useStop(conn);
+	const view = useView();
+	const p = conn && conn.init.principal;
+	const pending = confirmations.filter((c) => c.status === "pending").length;
+	return html`<header>
+			<h1>Gateway console</h1>
+			${p && html`<span class="muted">${p.kind} <strong>${p.name}</strong>, scope ${p.scope}</span>`}
+			<button type="button" class="secondary" data-test="logout" onClick=${onLogout}>Log out</button>
+		</header>
+		<p class=${"conn conn-" + status.state} data-test="conn-status" role="status">${statusText(status)}</p>
+		${conn && html`<${StopBar} conn=${conn} stopped=${stopped} setStopped=${setStopped} />
+		<nav>${views.map((v) => html`<a href=${"#/" + v} data-test=${"nav-" + v} aria-current=${v === view ? "page" : undefined}>${v}${v === "confirmations" && pending ? " (" + pending + ")" : ""}</a>`)}</nav>
+		${view === "bench" && html`<${Bench} conn=${conn} devices=${devices} values=${values} confirmations=${confirmations} onPending=${putConfirmation} />`}
+		${view === "confirmations" && html`<${Confirmations} conn=${conn} list=${confirmations} />`}
+		${view === "adapters" && html`<${Adapters} conn=${conn} />`}
+		${view === "audit" && html`<${Audit} conn=${conn} />`}`}`;
+}
+
+// useView is the view the location's hash names, the bench by default.
+function useView() {
+	const read = () => {
+		const v = location.hash.replace(/^#\/?/, "");
+		return views.includes(v) ? v : "bench";
+	};
+	const [view, setView] = useState(read);
+	useEffect(() => {
+		const f = () => setView(read());
+		addEventListener("hashchange", f);
+		return () => removeEventListener("hashchange", f);
+	}, []);
+	return view;
 }
 
 // Login asks for a token. The input has no name and the form no action:
@@ -76,36 +86,15 @@ function Login({ error, onLogin }) {
 	return html`<h1>Gateway console</h1>
 		<form onSubmit=${submit}>
 			<label for="token">Token</label>
-			<input id="token" type="password" autocomplete="off" spellcheck="false" required autofocus />
+			<input id="token" type="password" data-test="login-token" autocomplete="off" spellcheck="false" required autofocus />
 			<p class="muted">Paste a token made with <code>gateway token add</code> (an operator's, or the admin token in the state directory's <code>admin.token</code>). It is kept in this tab only.</p>
-			${error && html`<p class="error" role="alert">${error}</p>`}
-			<button type="submit">Log in</button>
+			${error && html`<p class="error" role="alert" data-test="login-error">${error}</p>`}
+			<button type="submit" data-test="login-submit">Log in</button>
 		</form>`;
 }
 
-// Bench lists the devices the token may see.
-function Bench({ hub, onLogout }) {
-	const p = hub.principal;
-	return html`<header>
-			<h1>Gateway console</h1>
-			<span class="muted">${p.kind} <strong>${p.name}</strong>, scope ${p.scope}</span>
-			<button type="button" onClick=${onLogout}>Log out</button>
-		</header>
-		<table>
-			<thead><tr><th>Device</th><th>Kind</th><th>State</th><th>Risk</th><th>Source</th></tr></thead>
-			<tbody>${hub.devices.map((d) => html`<${DeviceRow} key=${d.id} d=${d} />`)}</tbody>
-		</table>
-		${hub.devices.length === 0 && html`<p class="muted">This token may see no device.</p>`}`;
-}
-
-function DeviceRow({ d }) {
-	return html`<tr>
-		<td><strong>${d.label || d.id}</strong><br /><code class="muted">${d.id}</code></td>
-		<td>${d.kind}</td>
-		<td class=${"state-" + d.state}>${d.state}${d.fault ? ": " + d.fault : ""}</td>
-		<td>${d.risk}</td>
-		<td>${d.source}</td>
-	</tr>`;
-}
-
-render(html`<${App} />`, document.getElementById("app"));
+// The page's static heading (shown before the modules load) gives way
+// to the console.
+const root = document.getElementById("app");
+root.textContent = "";
+render(html`<${App} />`, root);

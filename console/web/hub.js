@@ -14,7 +14,8 @@ export class HubError extends Error {
 	constructor(err) {
 		super(err.message || "error " + err.code);
 		this.code = err.code;
-		this.reason = err.data && err.data.reason;
+		this.data = err.data || {};
+		this.reason = this.data.reason;
 	}
 }
 
@@ -24,6 +25,7 @@ export class Session {
 	constructor(url, onClose) {
 		this.next = 1;
 		this.pending = new Map();
+		this.listeners = new Map(); // method -> Set of functions
 		this.ws = new WebSocket(url);
 		this.opened = new Promise((resolve, reject) => {
 			this.ws.onopen = () => resolve();
@@ -54,6 +56,7 @@ export class Session {
 	// a HubError.
 	call(method, params = {}) {
 		const id = this.next++;
+		if (this.ws.readyState !== WebSocket.OPEN) return Promise.reject(new Error("not connected to the gateway"));
 		return new Promise((resolve, reject) => {
 			this.pending.set(id, { resolve, reject });
 			this.ws.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
@@ -64,13 +67,25 @@ export class Session {
 		this.ws.send(JSON.stringify({ jsonrpc: "2.0", method, params }));
 	}
 
-	// receive settles the request an answer is for. Notifications are
-	// left for the console's later views.
+	// on calls fn(params) for each notification of method, until the
+	// function it returns is called: each view listens while it is shown.
+	on(method, fn) {
+		if (!this.listeners.has(method)) this.listeners.set(method, new Set());
+		this.listeners.get(method).add(fn);
+		return () => this.listeners.get(method).delete(fn);
+	}
+
+	// receive settles the request an answer is for, or hands a
+	// notification to the views listening for it.
 	receive(text) {
 		let msg;
 		try {
 			msg = JSON.parse(text);
 		} catch {
+			return;
+		}
+		if (msg.method && msg.id === undefined) {
+			for (const fn of this.listeners.get(msg.method) || []) fn(msg.params || {});
 			return;
 		}
 		const p = msg.id !== undefined && this.pending.get(msg.id);
@@ -98,6 +113,10 @@ export function explain(err) {
 		return "Too many failed logins from this address: wait a minute, then try again.";
 	case "full":
 		return "The gateway has no room for another client now: try again later.";
+	case "scope":
+		return "This token may not do this: " + err.message + ".";
+	case "device_limited":
+		return "A token limited to some devices may not do this.";
 	}
 	return err.message + (err.reason ? " (" + err.reason + ")" : "");
 }

@@ -1,0 +1,141 @@
+// The bench: every device the token may see, live. Values follow
+// hal/value and states hal/deviceState; a writable device gets a control
+// made from its schema, and a write that waits for an admin shows as
+// pending with its countdown.
+import { html, useEffect, useState } from "./vendor/htm/standalone.module.js";
+import { explain } from "./hub.js";
+import { canWrite, secondsLeft, showValue } from "./format.js";
+import { useNow } from "./now.js";
+import { Plots } from "./plots.js";
+
+// heldValue is how old a value hal/read may answer from the cache: the
+// bench wants the value held, not a new measurement.
+const heldValue = 24 * 3600 * 1000;
+
+// useDevices lists the devices and follows their values and states.
+// values maps a device id to its last {value, ts}.
+export function useDevices(conn) {
+	const [devices, setDevices] = useState([]);
+	const [values, setValues] = useState({});
+	useEffect(() => {
+		if (!conn) return;
+		const s = conn.session;
+		const setValue = (p) => setValues((v) => ({ ...v, [p.device]: { value: p.value, ts: p.ts } }));
+		const patch = (id, f) => setDevices((ds) => ds.map((d) => (d.id === id ? { ...d, ...f } : d)));
+		const offs = [
+			s.on("hal/value", setValue),
+			s.on("hal/deviceState", (p) => patch(p.device, { state: p.state, fault: p.fault })),
+			s.on("hal/deviceAdded", (p) => setDevices((ds) => [...ds.filter((d) => d.id !== p.device.id), p.device])),
+			s.on("hal/deviceRemoved", (p) => setDevices((ds) => ds.filter((d) => d.id !== p.device))),
+		];
+		s.call("hal/devices/list").then((res) => {
+			setDevices(res.devices);
+			for (const d of res.devices) {
+				if (!String(d.access).includes("r")) continue;
+				s.call("hal/read", { device: d.id, maxAgeMs: heldValue }).then(setValue, () => {});
+			}
+		}, () => {});
+		return () => offs.forEach((off) => off());
+	}, [conn]);
+	return { devices, values };
+}
+
+// Bench shows the devices; confirmations are the console's list, from
+// which each device shows this token's pending writes.
+export function Bench({ conn, devices, values, confirmations, onPending }) {
+	if (devices.length === 0) return html`<p class="muted">This token may see no device.</p>`;
+	const me = conn.init.principal;
+	const mine = (d) => confirmations.filter((c) => c.status === "pending" && c.device === d.id &&
+		c.requestedBy.kind === me.kind && c.requestedBy.name === me.name);
+	return html`<div class="cards">
+			${devices.map((d) => html`<${Device} key=${d.id} conn=${conn} d=${d} v=${values[d.id]} pending=${mine(d)} onPending=${onPending} />`)}
+		</div>
+		<${Plots} conn=${conn} devices=${devices} />`;
+}
+
+function Device({ conn, d, v, pending, onPending }) {
+	const [reply, setReply] = useState(null);
+	const [error, setError] = useState("");
+	const write = async (value) => {
+		setError("");
+		try {
+			const res = await conn.session.call("hal/write", { device: d.id, value, replyWithinMs: 1000 });
+			if (res.status === "pending") onPending(res.confirmation);
+			else setReply(res.reply === undefined ? null : res.reply);
+		} catch (err) {
+			setError(explain(err));
+		}
+	};
+	const writable = String(d.access).includes("w") && canWrite(conn.init.principal);
+	return html`<article class="card" data-test="device" data-device=${d.id}>
+		<h3>${d.label || d.id} <code class="muted">${d.id}</code></h3>
+		<p class="value" data-test="value">${showValue(v && v.value, d.schema)}</p>
+		<p><span data-test="state" class=${"state-" + d.state}>${d.state === "fault" ? "fault: " + (d.fault || "") : d.state}</span>${" · "}<span class=${"risk-" + d.risk}>risk ${d.risk}</span>${" · " + d.source}</p>
+		<${Control} d=${d} v=${v} writable=${writable} onWrite=${write} reply=${reply} />
+		${pending.map((c) => html`<${Pending} key=${c.id} c=${c} />`)}
+		${error && html`<p class="error" role="alert">${error}</p>`}
+	</article>`;
+}
+
+function Pending({ c }) {
+	const now = useNow();
+	return html`<p class="pending" data-test="pending">Waiting for an admin (${c.id}): ${JSON.stringify(c.value)}, ${secondsLeft(c.expiresAt, now)} s left</p>`;
+}
+
+// Control is the input the schema calls for; read-only devices and
+// tokens get it disabled.
+function Control({ d, v, writable, onWrite, reply }) {
+	const schema = d.schema || {};
+	const id = "ctl-" + d.id;
+	const cur = v ? v.value : undefined;
+	switch (schema.type) {
+	case "boolean":
+		return html`<label for=${id}><input id=${id} type="checkbox" data-test="control" disabled=${!writable}
+			checked=${cur === true} onChange=${(ev) => onWrite(ev.target.checked)} /> on</label>`;
+	case "number":
+	case "integer":
+		return html`<${Range} id=${id} schema=${schema} cur=${cur} writable=${writable} onWrite=${onWrite} />`;
+	case "string":
+		return html`<${Line} id=${id} writable=${writable} onWrite=${onWrite} reply=${reply} />`;
+	}
+	return null;
+}
+
+// Range is a slider written when released. While it is moved it shows
+// where it is, not the device's value, which may change meanwhile.
+function Range({ id, schema, cur, writable, onWrite }) {
+	const [draft, setDraft] = useState(null);
+	const min = schema.minimum ?? 0;
+	const max = schema.maximum ?? 100;
+	const step = schema.type === "integer" ? 1 : stepOf(min, max);
+	const shown = draft ?? (typeof cur === "number" ? cur : min);
+	const release = (ev) => {
+		setDraft(null);
+		onWrite(Number(ev.target.value));
+	};
+	return html`<label for=${id}>set <output>${shown}</output>
+		<input id=${id} type="range" data-test="control" disabled=${!writable} min=${min} max=${max} step=${step}
+			value=${shown} onInput=${(ev) => setDraft(Number(ev.target.value))} onChange=${release} /></label>`;
+}
+
+// stepOf is a range's step: a hundredth of it, rounded to a power of ten.
+function stepOf(min, max) {
+	const span = max - min;
+	if (!(span > 0)) return "any";
+	return Math.pow(10, Math.floor(Math.log10(span / 100)));
+}
+
+// Line sends a line to a line device and shows the instrument's answer.
+function Line({ id, writable, onWrite, reply }) {
+	const send = (ev) => {
+		ev.preventDefault();
+		const input = ev.target.elements[id];
+		if (input.value !== "") onWrite(input.value);
+	};
+	return html`<form class="line" onSubmit=${send}>
+		<label for=${id}>line</label>
+		<input id=${id} type="text" data-test="control" disabled=${!writable} autocomplete="off" spellcheck="false" />
+		<button type="submit" data-test="send" disabled=${!writable}>Send</button>
+		<output data-test="reply">${reply ?? ""}</output>
+	</form>`;
+}

@@ -1,0 +1,44 @@
+// Small wordings shared by the views: who did something, when, a value
+// with its unit, time left.
+
+// who names a principal as the audit log and the CLI do: "agent bot".
+export function who(p) {
+	return p ? p.kind + " " + p.name : "?";
+}
+
+// when shows an RFC 3339 time as the browser's local time of day, with
+// the date when it is not today.
+export function when(ts) {
+	if (!ts) return "";
+	const d = new Date(ts);
+	if (isNaN(d)) return String(ts);
+	const today = new Date().toDateString() === d.toDateString();
+	return today ? d.toLocaleTimeString() : d.toLocaleString();
+}
+
+// secondsLeft counts the whole seconds until ts, 0 once past.
+export function secondsLeft(ts, now = Date.now()) {
+	return Math.max(0, Math.ceil((new Date(ts) - now) / 1000));
+}
+
+// showValue writes a device's value with its schema's unit; an object
+// value shows each member with its own unit.
+export function showValue(v, schema = {}) {
+	if (v === undefined) return "—";
+	if (v !== null && typeof v === "object") {
+		const props = schema.properties || {};
+		return Object.entries(v).map(([k, x]) => k + " " + showValue(x, props[k] || {})).join(", ");
+	}
+	if (typeof v === "number") v = Math.round(v * 1000) / 1000;
+	return String(v) + (schema.unit ? " " + schema.unit : "");
+}
+
+// canWrite says whether a token's scope may write at all.
+export function canWrite(principal) {
+	return principal.scope !== "read";
+}
+
+// isAdmin says whether a token may approve, reject, resume and reset.
+export function isAdmin(principal) {
+	return principal.scope === "admin";
+}
