@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/openhal/gateway/halhub/token"
 )
 
 // HTTPOptions configure the HTTP listener's extra endpoints.
@@ -91,7 +93,7 @@ func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 // the line leaves out the stop's reason, free text a client wrote: a
 // token shows it (hal/initialize, `gateway status`).
 func (h *Hub) stopHealthLine() string {
-	info := h.stopInForce()
+	info := h.stopInForce(token.Entry{}) // only who and since are told
 	if info == nil {
 		return ""
 	}

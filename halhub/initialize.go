@@ -3,6 +3,7 @@ package halhub
 import (
 	"encoding/json"
 
+	"github.com/openhal/gateway/halhub/token"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
 )
@@ -83,7 +84,7 @@ func (s *session) checkInitialize(raw json.RawMessage) (_ *openhal.InitializeRes
 		Principal:       principal,
 		Capabilities:    openhal.Capabilities{Notifications: h.opt.Level.Notifications()},
 		BootID:          h.bootID,
-		Stopped:         h.stopInForce(),
+		Stopped:         h.stopInForce(entry),
 	}, nil, false
 }
 
@@ -103,15 +104,19 @@ func (s *session) authenticated() {
 }
 
 // stopInForce is the emergency stop engaged, for the hal/initialize
-// answer, or nil. A latch that could not be read at start names the Hub.
-func (h *Hub) stopInForce() *openhal.StopInfo {
+// answer to token e, or nil: with what its drive could not make safe,
+// filtered as hal/stopped is for e. A latch that could not be read at
+// start names the Hub.
+func (h *Hub) stopInForce(e token.Entry) *openhal.StopInfo {
 	h.stop.mu.Lock()
 	defer h.stop.mu.Unlock()
 	if !h.stop.engaged {
 		return nil
 	}
-	rec := h.stop.latch
-	info := &openhal.StopInfo{Principal: rec.Principal, Reason: rec.Reason, TS: rec.TS}
+	rec, o := h.stop.latch, h.stop.outcome
+	_, failed := visibleOutcome(e, nil, nonNil(o.failed))
+	info := &openhal.StopInfo{Principal: rec.Principal, Reason: rec.Reason, TS: rec.TS,
+		Failed: failed, LeftAsIs: visibleLeft(e, nonNil(o.left))}
 	if info.Principal.Kind == "" {
 		info.Principal = openhal.Principal{Kind: openhal.KindHub, Name: "latched_stop"}
 	}
@@ -133,4 +138,13 @@ func (s *session) initFailed(id json.RawMessage, e *jsonrpc.Error, closeNow bool
 		return
 	}
 	s.reply(msg)
+}
+
+// nonNil is s, or an empty slice for nil: the lists are sent as [],
+// never null.
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
 }

@@ -37,6 +37,25 @@ type stopState struct {
 	held    map[string]bool // stop buttons pressed, by name
 	gen     uint64          // stops engaged so far: a resume lifts only the one it saw
 	disk    latchDisk
+	outcome stopOutcome // what the engaged stop's last drive could not make safe
+}
+
+// stopOutcome is what a stop's drive to the safe values could not make
+// safe, kept while the stop is engaged for hal/initialize's stopped.
+type stopOutcome struct {
+	failed []openhal.SafeFailure
+	left   []openhal.LeftAsIs
+}
+
+// setOutcome keeps the outcome of the drive made for stop gen, unless a
+// resume or a later stop came meanwhile: the outcome told is always the
+// engaged stop's own.
+func (st *stopState) setOutcome(gen uint64, o stopOutcome) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.engaged && st.gen == gen {
+		st.outcome = o
+	}
 }
 
 type latchRecord struct {
@@ -152,6 +171,7 @@ func (h *Hub) engageStop(p openhal.Principal, reason string, entry audit.Entry) 
 	already := h.stop.engaged
 	h.stop.engaged, h.stop.latch = true, rec
 	h.stop.gen++
+	gen := h.stop.gen
 	h.stop.mu.Unlock()
 	// Engaged in memory before the disk: from here on, writes are refused
 	// even if the disk is slow, failing or gone.
@@ -162,6 +182,7 @@ func (h *Hub) engageStop(p openhal.Principal, reason string, entry audit.Entry) 
 	h.confirms.rejectAll(h, "emergency_stop")
 	applied, failed, safeAuditErr := h.driveAllSafe(p, "emergency stop")
 	left := h.leftAsIs()
+	h.stop.setOutcome(gen, stopOutcome{failed: failed, left: left})
 	auditErr := h.auditStop(p, entry, latchErr)
 	if auditErr == nil && safeAuditErr != nil {
 		auditErr = fmt.Errorf("a safe value: %w", safeAuditErr)
@@ -211,7 +232,7 @@ func (h *Hub) Resume(p openhal.Principal) (openhal.ResumeResult, *jsonrpc.Error)
 		h.stop.mu.Unlock()
 		return openhal.ResumeResult{Stopped: true}, nil
 	}
-	h.stop.engaged, h.stop.latch = false, latchRecord{}
+	h.stop.engaged, h.stop.latch, h.stop.outcome = false, latchRecord{}, stopOutcome{}
 	h.stop.mu.Unlock()
 	if err := h.persistLatch(); err != nil {
 		// The stop stays latched on disk until Relatch removes it: a

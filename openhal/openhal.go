@@ -96,11 +96,19 @@ type InitializeResult struct {
 	Stopped *StopInfo `json:"stopped"`
 }
 
-// StopInfo is an emergency stop in force: who engaged it, why and when.
+// StopInfo is an emergency stop in force: who engaged it, why and when;
+// and, a gateway extension of spec §3, what its last drive to the safe
+// values could not make safe (Failed) and left as it was (LeftAsIs), as
+// hal/stopped says them: a client that connects during a stop learns
+// what is still unsafe without having seen hal/stopped. After a restart
+// they are those of the drive the latched stop made at start. Both are
+// empty, not absent, while the drive is still under way.
 type StopInfo struct {
-	Principal Principal `json:"principal"`
-	Reason    string    `json:"reason"`
-	TS        time.Time `json:"ts"`
+	Principal Principal     `json:"principal"`
+	Reason    string        `json:"reason"`
+	TS        time.Time     `json:"ts"`
+	Failed    []SafeFailure `json:"failed"`
+	LeftAsIs  []LeftAsIs    `json:"leftAsIs"`
 }
 
 // DevicesListParams filter hal/devices/list.
