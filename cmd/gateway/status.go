@@ -148,6 +148,7 @@ func summarizeConfirmations(raws []json.RawMessage) (confirmSummary, error) {
 func printStatusScreen(w io.Writer, r statusReport) error {
 	if r.Stopped != nil {
 		fmt.Fprintln(w, stopBanner(r.Stopped))
+		printStopOutcome(w, r.Stopped)
 	} else {
 		fmt.Fprintln(w, "running: no emergency stop")
 	}
@@ -245,6 +246,16 @@ func stopBanner(s *openhal.StopInfo) string {
 		b += ": " + r
 	}
 	return b + " (only safe values can be written until an admin runs gateway resume)"
+}
+
+// printStopOutcome says, under the banner, what the stop in force could
+// not make safe and what it left as it was, as hal/initialize tells it:
+// the devices someone must look at while the gateway is stopped.
+func printStopOutcome(w io.Writer, s *openhal.StopInfo) {
+	for _, fl := range s.Failed {
+		fmt.Fprintf(w, "FAILED to go safe: %s: %s\n", fl.Device, errorText(fl.Error, fl.Device, false))
+	}
+	printLeftAsIs(w, s.LeftAsIs)
 }
 
 // printStopBanner prints the banner when a stop is in force.

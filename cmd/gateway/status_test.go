@@ -64,7 +64,7 @@ func TestStatusCommand(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The stop rejected the pending request.
-	stopped := append([]string{bannerRE}, want[1:5]...)
+	stopped := append([]string{bannerRE, `^left as they are: sim\.led \(it declares no safe value\)$`}, want[1:5]...)
 	stopped = append(stopped, `^confirmations:\s+0 pending$`, want[7], want[8])
 	wantLines(t, "status while stopped", out, stopped)
 

@@ -154,7 +154,7 @@ func (p *watchPrinter) track(e halclient.WatchEvent) {
 	case openhal.NotifyStopped:
 		var sp openhal.StoppedParams
 		if json.Unmarshal(e.Notification.Params, &sp) == nil {
-			p.stopped = &openhal.StopInfo{Principal: sp.Principal, Reason: sp.Reason, TS: sp.TS}
+			p.stopped = &openhal.StopInfo{Principal: sp.Principal, Reason: sp.Reason, TS: sp.TS, Failed: sp.Failed, LeftAsIs: sp.LeftAsIs}
 		}
 	case openhal.NotifyResumed:
 		p.stopped = nil
