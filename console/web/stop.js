@@ -6,8 +6,9 @@ import { html, useEffect, useRef, useState } from "./vendor/htm/standalone.modul
 import { explain } from "./hub.js";
 import { canWrite, isAdmin, when, who } from "./format.js";
 
-// useStop follows the stop: initialize's stopped (which carries no
-// device lists), then hal/stopped and hal/resumed. Null when not stopped.
+// useStop follows the stop: initialize's stopped (with the devices the
+// stop failed to make safe and left as they are, but not those it made
+// safe), then hal/stopped and hal/resumed. Null when not stopped.
 export function useStop(conn) {
 	const [stopped, setStopped] = useState(null);
 	useEffect(() => {
