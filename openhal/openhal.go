@@ -101,8 +101,9 @@ type InitializeResult struct {
 // values could not make safe (Failed) and left as it was (LeftAsIs), as
 // hal/stopped says them: a client that connects during a stop learns
 // what is still unsafe without having seen hal/stopped. After a restart
-// they are those of the drive the latched stop made at start. Both are
-// empty, not absent, while the drive is still under way.
+// they are those of the drive the latched stop made at start. While a
+// drive is under way they are the previous drive's, or empty (never
+// absent) for a first stop: its hal/stopped follows.
 type StopInfo struct {
 	Principal Principal     `json:"principal"`
 	Reason    string        `json:"reason"`
