@@ -18,7 +18,10 @@ export function when(ts) {
 
 // secondsLeft counts the whole seconds until ts, 0 once past.
 export function secondsLeft(ts, now = Date.now()) {
-	return Math.max(0, Math.ceil((new Date(ts) - now) / 1000));
+	// now is a component's last tick, up to a second old when a new
+	// request first shows: the clock read here keeps a 120 s lifetime
+	// from showing 121.
+	return Math.max(0, Math.ceil((new Date(ts) - Math.max(now, Date.now())) / 1000));
 }
 
 // showValue writes a device's value with its schema's unit; an object
