@@ -43,6 +43,7 @@ func (s *adapterService) extensions() map[string]halhub.Extension {
 		methodAdaptersStatus: {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.status},
 		methodAdaptersReset:  {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.apply((*supervisor.Supervisor).Reset)},
 		methodAdaptersReload: {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.apply((*supervisor.Supervisor).Reload)},
+		methodAdaptersLogs:   {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.logs},
 	}
 }
 

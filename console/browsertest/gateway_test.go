@@ -69,17 +69,20 @@ type gateway struct {
 	log      *logLines
 	cmd      *exec.Cmd
 	exited   chan struct{}
+	extra    []string // more arguments of `gateway run`, kept across restarts
 }
 
 // startGateway runs the gateway with the state directory dir on loopback
 // and waits until it is ready; $GATEWAY_CONSOLE_DIR, when set, is given
 // as --console-dir. httpAddr and tcpAddr are "127.0.0.1:0" the
 // first time and the first run's own addresses for a restart on the same
-// ports. The end of the test kills it.
-func startGateway(t *testing.T, dir, httpAddr, tcpAddr string) *gateway {
+// ports; extra are more arguments of `gateway run` (--config FILE). The
+// end of the test kills it.
+func startGateway(t *testing.T, dir, httpAddr, tcpAddr string, extra ...string) *gateway {
 	t.Helper()
-	g := &gateway{dir: dir, log: newLogLines(), exited: make(chan struct{})}
+	g := &gateway{dir: dir, log: newLogLines(), exited: make(chan struct{}), extra: extra}
 	args := []string{"run", "--state-dir", dir, "--log-level", "debug", "--http", httpAddr, "--tcp", tcpAddr}
+	args = append(args, extra...)
 	if d := os.Getenv("GATEWAY_CONSOLE_DIR"); d != "" {
 		args = append(args, "--console-dir", d) // a console being edited, without a rebuild
 	}
@@ -120,7 +123,7 @@ func (g *gateway) restart(t *testing.T) *gateway {
 	case <-time.After(waitLong):
 		t.Fatal("the gateway did not exit after SIGKILL")
 	}
-	return startGateway(t, g.dir, g.httpAddr, g.tcpAddr)
+	return startGateway(t, g.dir, g.httpAddr, g.tcpAddr, g.extra...)
 }
 
 // url is the console's address; ws the Hub's.

@@ -1,0 +1,100 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/jsonrpc"
+)
+
+// methodAdaptersLogs answers an adapter's last log lines, for the
+// console's adapters view: `gateway adapter logs` reads the same lines
+// from the state directory, which a browser cannot.
+const methodAdaptersLogs = "gateway/adapters.logs"
+
+// Bounds of gateway/adapters.logs' lines: a glance at what the adapter
+// said last, not a log reader (the files keep up to 5 MiB).
+const (
+	defaultLogLines = 20
+	maxLogLines     = 200
+)
+
+type adapterLogsParams struct {
+	Name  string `json:"name"`
+	Lines *int   `json:"lines"`
+}
+
+// logsAnswer is the answer of gateway/adapters.logs. Omitted counts the
+// oldest of the lines asked for that were left out so that the answer
+// fits in one message (a line may be up to 8 KiB).
+type logsAnswer struct {
+	Adapter string   `json:"adapter"`
+	Lines   []string `json:"lines"`
+	Omitted int      `json:"omitted"`
+}
+
+// logs answers {adapter, lines, omitted}: the last lines of the enabled
+// adapter name's standard error, oldest first, as stored (stamped).
+func (s *adapterService) logs(ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
+	var p adapterLogsParams
+	if err := halhub.DecodeParams(params, &p); err != nil {
+		return nil, err
+	}
+	if p.Name == "" {
+		return nil, halhub.InvalidParams("params: name is required", map[string]any{"param": "name"})
+	}
+	n := defaultLogLines
+	if p.Lines != nil {
+		n = *p.Lines
+	}
+	if n < 1 || n > maxLogLines {
+		return nil, halhub.InvalidParams(fmt.Sprintf("params: lines must be 1 to %d, got %d", maxLogLines, n),
+			map[string]any{"param": "lines", "max": maxLogLines})
+	}
+	if _, err := s.find(p.Name); err != nil {
+		return nil, err
+	}
+	lines, err := s.sup.Logs(p.Name, n)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error(),
+			Data: map[string]any{"reason": "log_unreadable", "adapter": p.Name}}
+	}
+	room := 0
+	if c, ok := halhub.CallerOf(ctx); ok {
+		room = c.Room
+	}
+	return fitLogs(p.Name, lines, room), nil
+}
+
+// fitLogs keeps the newest of lines whose answer takes at most room bytes
+// of JSON (0: no bound), counting the others as omitted.
+func fitLogs(name string, lines []string, room int) logsAnswer {
+	ans := logsAnswer{Adapter: name, Lines: lines}
+	if room <= 0 {
+		if ans.Lines == nil {
+			ans.Lines = []string{}
+		}
+		return ans
+	}
+	// The answer without lines, its count at its longest.
+	empty, _ := json.Marshal(logsAnswer{Adapter: name, Lines: []string{}, Omitted: maxLogLines})
+	used := len(empty)
+	keep := 0
+	for i := len(lines) - 1; i >= 0; i-- {
+		b, _ := json.Marshal(lines[i])
+		cost := len(b)
+		if keep > 0 {
+			cost++ // the comma
+		}
+		if used+cost > room {
+			break
+		}
+		used += cost
+		keep++
+	}
+	ans.Lines = append([]string{}, lines[len(lines)-keep:]...)
+	ans.Omitted = len(lines) - keep
+	return ans
+}
