@@ -101,6 +101,16 @@ func parseClientArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	return pos, nil
 }
 
+// parseNoArgs parses the flags of a command that takes no positional
+// argument: one given is a usage error, as wantArgs says it.
+func parseNoArgs(fs *flag.FlagSet, args []string) error {
+	pos, err := parseClientArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	return wantArgs(fs, pos, 0)
+}
+
 func isNumber(s string) bool {
 	_, err := strconv.ParseFloat(s, 64)
 	return err == nil
@@ -243,11 +253,7 @@ func printJSON(w io.Writer, raw json.RawMessage) error {
 // cmdDevices lists the devices: a table, or the hub's answer with --json.
 func cmdDevices(args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("devices", "[flags]", true, stderr)
-	pos, err := parseClientArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(fs, pos, 0); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	ctx, stop := f.context(true)

@@ -44,11 +44,7 @@ import (
 func cmdStop(args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("stop", "[--reason TEXT] [flags]", true, stderr)
 	reason := fs.String("reason", "", "why, for the audit log and every client")
-	pos, err := parseClientArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(fs, pos, 0); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	raw, err := f.callOnce(openhal.MethodStop, openhal.StopParams{Reason: *reason}, "")
@@ -176,11 +172,7 @@ func errorText(eo openhal.ErrorObject, dev string, tagged bool) string {
 // cmdResume lifts the emergency stop.
 func cmdResume(args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("resume", "[flags]", true, stderr)
-	pos, err := parseClientArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(fs, pos, 0); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	raw, err := f.callOnce(openhal.MethodResume, nil, "")
@@ -234,11 +226,7 @@ func cmdConfirm(args []string, stdout, stderr io.Writer) error {
 func confirmList(args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("confirm list", "[--status S] [flags]", true, stderr)
 	status := fs.String("status", "", "only the requests with this `status`: "+strings.Join(confirmStatuses, ", ")+" (default: all)")
-	pos, err := parseClientArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(fs, pos, 0); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *status != "" && !slices.Contains(confirmStatuses, *status) {
@@ -415,11 +403,7 @@ func runAudit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	since := fs.Uint64("since", 0, "print the entries after this `seq`, oldest first")
 	limit := fs.Int("limit", 0, "print `N` entries: the newest N, or with --since the first N after it (default: all)")
 	follow := fs.Bool("follow", false, "then print new entries as they are written, until interrupted")
-	pos, err := parseClientArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(fs, pos, 0); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	if *limit < 0 {

@@ -64,11 +64,7 @@ type confirmSummary struct {
 // cmdStatus prints the gateway's status: one screen, or one JSON object.
 func cmdStatus(args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("status", "[flags]", true, stderr)
-	pos, err := parseClientArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if err := wantArgs(fs, pos, 0); err != nil {
+	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
 	ctx, stop := f.context(true)
