@@ -1,6 +1,6 @@
 module github.com/openhal/gateway
 
-go 1.24.0
+go 1.25.0
 
 require (
 	github.com/coder/websocket v1.8.15
