@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -91,6 +92,50 @@ func TestDefaultLimit(t *testing.T) {
 	}
 }
 
+// TestPopBlocks runs in a synctest bubble: synctest.Wait returns only when
+// the popper is durably blocked on a channel, so a busy-waiting Pop would
+// hang this test instead of passing it.
+func TestPopBlocks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(4)
+		got := make(chan Event, 1)
+		go func() {
+			ev, _, err := q.Pop(context.Background())
+			if err != nil {
+				t.Errorf("Pop: %v", err)
+			}
+			got <- ev
+		}()
+		synctest.Wait()
+		select {
+		case ev := <-got:
+			t.Fatalf("Pop returned %v from an empty queue", ev)
+		default:
+		}
+		q.Push(Event{Type: "value"})
+		if ev := <-got; ev.Type != "value" || ev.Seq != 1 {
+			t.Errorf("Pop = %+v, want value seq 1", ev)
+		}
+	})
+}
+
+func TestPopContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(4)
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			_, _, err := q.Pop(ctx)
+			errc <- err
+		}()
+		synctest.Wait()
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Errorf("Pop after cancel: %v, want context.Canceled", err)
+		}
+	})
+}
+
 func TestClose(t *testing.T) {
 	q := New(4)
 	q.Push(Event{Type: "a"})
@@ -110,6 +155,53 @@ func TestClose(t *testing.T) {
 	}
 }
 
+func TestDrainWritesQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(8)
+		for range 3 {
+			q.Push(Event{Type: "value"})
+		}
+		var popped []uint64
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				ev, _, err := q.Pop(context.Background())
+				if err != nil {
+					return
+				}
+				popped = append(popped, ev.Seq)
+			}
+		}()
+		if err := q.Drain(context.Background(), time.Now().Add(time.Second)); err != nil {
+			t.Fatalf("Drain: %v", err)
+		}
+		<-done
+		if len(popped) != 3 || popped[0] != 1 || popped[2] != 3 {
+			t.Errorf("popped seqs %v, want [1 2 3]", popped)
+		}
+	})
+}
+
+func TestDrainDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		q := New(8)
+		q.Push(Event{Type: "value"})
+		q.Push(Event{Type: "value"})
+		start := time.Now()
+		err := q.Drain(context.Background(), start.Add(time.Second))
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Drain with no writer: %v, want DeadlineExceeded", err)
+		}
+		if d := time.Since(start); d != time.Second {
+			t.Errorf("Drain gave up after %v, want 1s", d)
+		}
+		if q.Len() != 2 {
+			t.Errorf("Len = %d, want 2 left", q.Len())
+		}
+	})
+}
+
 func TestDrainEmpty(t *testing.T) {
 	q := New(1)
 	if err := q.Drain(context.Background(), time.Time{}); err != nil {
@@ -127,9 +219,7 @@ func TestConcurrent(t *testing.T) {
 	var mu sync.Mutex
 	refused := 0
 	for range pushers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			n := 0
 			for range each {
 				if q.Push(Event{Type: "value"}) {
@@ -139,7 +229,7 @@ func TestConcurrent(t *testing.T) {
 			mu.Lock()
 			refused += n
 			mu.Unlock()
-		}()
+		})
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
