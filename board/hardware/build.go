@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"os"
 	"path"
 	"slices"
 	"strings"
@@ -260,9 +261,9 @@ func isPWMChipName(s string) bool {
 
 // sysRootFS presents a sysfs root ("/sys", or a test's directory) as
 // the tree from "/" that FindByController reads ("sys/class/pwm").
-type sysRootFS struct{ dir profile.ReadLinkFS }
+type sysRootFS struct{ dir fs.FS }
 
-func pwmFS(root string) profile.ReadLinkFS { return sysRootFS{dir: profile.DirFS(root)} }
+func pwmFS(root string) fs.FS { return sysRootFS{dir: os.DirFS(root)} }
 
 func (s sysRootFS) rel(op, name string) (string, error) {
 	rest, ok := strings.CutPrefix(name, "sys/")
@@ -285,7 +286,15 @@ func (s sysRootFS) ReadLink(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return s.dir.ReadLink(rel)
+	return fs.ReadLink(s.dir, rel)
+}
+
+func (s sysRootFS) Lstat(name string) (fs.FileInfo, error) {
+	rel, err := s.rel("lstat", name)
+	if err != nil {
+		return nil, err
+	}
+	return fs.Lstat(s.dir, rel)
 }
 
 func (b *builder) sensor(desc device.Descriptor, dc board.DeviceConfig) (device.Device, error) {

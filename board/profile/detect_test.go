@@ -143,13 +143,13 @@ func TestMatchModelPrefersLongestWholeWordPrefix(t *testing.T) {
 func TestFindByController(t *testing.T) {
 	// Early Pi 5 kernel: the fan's PWM1 probed first, the header's PWM0
 	// came out as pwmchip2.
-	pi5 := mapLinkFS{fstest.MapFS{
+	pi5 := fstest.MapFS{
 		"sys/class/pwm/pwmchip0": {Mode: fs.ModeSymlink, Data: []byte("../../devices/platform/axi/1000120000.pcie/1f0009c000.pwm/pwm/pwmchip0")},
 		"sys/class/pwm/pwmchip2": {Mode: fs.ModeSymlink, Data: []byte("../../devices/platform/axi/1000120000.pcie/1f00098000.pwm/pwm/pwmchip2")},
 		"sys/class/pwm/stray":    {Data: []byte("not a link")},
 		"sys/class/tty/ttyAMA2":  {Mode: fs.ModeSymlink, Data: []byte("../../devices/platform/axi/1000120000.pcie/1f00038000.serial/tty/ttyAMA2")},
 		"sys/class/tty/ttyAMA10": {Mode: fs.ModeSymlink, Data: []byte("../../devices/platform/soc/107d001000.serial/tty/ttyAMA10")},
-	}}
+	}
 	tests := []struct {
 		class, controller string
 		want              []string
@@ -180,7 +180,7 @@ func TestFindByController(t *testing.T) {
 	}
 }
 
-// The same search through DirFS and real symbolic links, as on a board.
+// The same search through os.DirFS and real symbolic links, as on a board.
 func TestFindByControllerOnRealLinks(t *testing.T) {
 	root := t.TempDir()
 	dev := filepath.Join(root, "sys", "devices", "platform", "soc", "fe20c000.pwm", "pwm", "pwmchip0")
@@ -194,7 +194,7 @@ func TestFindByControllerOnRealLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := mustProfile(t, "rpi4b")
-	got, err := FindByController(DirFS(root), "pwm", p.PWM[0].Controller)
+	got, err := FindByController(os.DirFS(root), "pwm", p.PWM[0].Controller)
 	if err != nil || !reflect.DeepEqual(got, []string{"pwmchip0"}) {
 		t.Errorf("FindByController = %v, %v; want [pwmchip0]", got, err)
 	}

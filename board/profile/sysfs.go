@@ -15,10 +15,10 @@ import (
 // gives ["pwmchip2"] on an early Pi 5 kernel and ["pwmchip0"] on a later
 // one. It reads the class directory's symbolic links
 // (../../devices/platform/.../1f00098000.pwm/pwm/pwmchip2), so fsys must
-// be rooted at "/" and read links (DirFS(dir) does). A controller
+// be rooted at "/" and support fs.ReadLink (os.DirFS does). A controller
 // with nothing bound, such as a PWM block whose overlay is not loaded, is
 // an error that says so.
-func FindByController(fsys ReadLinkFS, class, controller string) ([]string, error) {
+func FindByController(fsys fs.FS, class, controller string) ([]string, error) {
 	if class == "" || controller == "" || strings.Contains(class, "/") {
 		return nil, fmt.Errorf("find %q device of %q: want a class and a controller", class, controller)
 	}
@@ -35,7 +35,7 @@ func FindByController(fsys ReadLinkFS, class, controller string) ([]string, erro
 	}
 	var found []string
 	for _, e := range entries {
-		target, err := fsys.ReadLink(path.Join(dir, e.Name()))
+		target, err := fs.ReadLink(fsys, path.Join(dir, e.Name()))
 		if err != nil {
 			continue // not a link to a device: nothing to match
 		}
