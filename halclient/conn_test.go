@@ -287,9 +287,7 @@ func TestConcurrentCalls(t *testing.T) {
 		var wg sync.WaitGroup
 		errs := make(chan error, 3*n)
 		for i := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				defer close(answered[i])
 				id := fmt.Sprintf("slow.%d", i)
 				if v, err := c.Read(ctx, id, -1); err != nil {
@@ -297,17 +295,15 @@ func TestConcurrentCalls(t *testing.T) {
 				} else if v.Device != id || v.Value != float64(i) {
 					errs <- fmt.Errorf("the read of %s got %s = %v", id, v.Device, v.Value)
 				}
-			}()
+			})
 		}
 		// Meanwhile, ordinary requests from many goroutines.
 		for range 2 * n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				if v, err := c.Read(ctx, "sim.led", -1); err != nil || v.Device != "sim.led" {
 					errs <- fmt.Errorf("read: %+v, %v", v, err)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		close(errs)

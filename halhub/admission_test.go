@@ -424,9 +424,7 @@ func (b *badBench) flood(t *testing.T, tr string, n int, tok string) floodOutcom
 	var wg sync.WaitGroup
 	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			answer, closer := b.floodOne(tr, hc, tok)
 			mu.Lock()
 			defer mu.Unlock()
@@ -445,7 +443,7 @@ func (b *badBench) flood(t *testing.T, tr string, n int, tok string) floodOutcom
 			default:
 				t.Errorf("flood: %s", m.raw)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	out.closeAll = func() {

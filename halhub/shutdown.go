@@ -26,8 +26,7 @@ func (h *Hub) Shutdown(ctx context.Context) {
 	h.mu.RUnlock()
 	var wg sync.WaitGroup
 	for _, s := range all {
-		wg.Add(1)
-		go func() { defer wg.Done(); s.shutdown(ctx) }()
+		wg.Go(func() { s.shutdown(ctx) })
 	}
 	wg.Wait()
 }

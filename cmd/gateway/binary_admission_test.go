@@ -46,9 +46,7 @@ type attack struct {
 // (at accept, or after initTimeout) is dialled again after a short pause.
 func (a *attack) idle(ctx context.Context, n int, dial func() (net.Conn, error)) {
 	for range n {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
+		a.wg.Go(func() {
 			for ctx.Err() == nil {
 				if c, err := dial(); err == nil {
 					a.held.Add(1)
@@ -60,7 +58,7 @@ func (a *attack) idle(ctx context.Context, n int, dial func() (net.Conn, error))
 				}
 				pause(ctx, 50*time.Millisecond)
 			}
-		}()
+		})
 	}
 }
 
@@ -69,9 +67,7 @@ func (a *attack) idle(ctx context.Context, n int, dial func() (net.Conn, error))
 func (a *attack) badTokens(ctx context.Context, n int, dial func() (net.Conn, error)) {
 	init := `{"jsonrpc":"2.0","id":1,"method":"hal/initialize","params":{"protocolVersion":"0.1","clientInfo":{"name":"flood","version":"1"},"token":"gw_not-a-token"}}` + "\n"
 	for range n {
-		a.wg.Add(1)
-		go func() {
-			defer a.wg.Done()
+		a.wg.Go(func() {
 			for ctx.Err() == nil {
 				if c, err := dial(); err == nil {
 					stop := context.AfterFunc(ctx, func() { c.Close() })
@@ -91,7 +87,7 @@ func (a *attack) badTokens(ctx context.Context, n int, dial func() (net.Conn, er
 				}
 				pause(ctx, 20*time.Millisecond)
 			}
-		}()
+		})
 	}
 }
 

@@ -55,9 +55,7 @@ func flood(t *testing.T, conns []*halclient.Conn, perConn, perGoroutine int, who
 	var wg sync.WaitGroup
 	for _, c := range conns {
 		for range perConn {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for i := range perGoroutine {
 					dev, value, reason := next(i)
 					_, err := c.Write(context.Background(), dev, value, reason)
@@ -74,7 +72,7 @@ func flood(t *testing.T, conns []*halclient.Conn, perConn, perGoroutine int, who
 						return
 					}
 				}
-			}()
+			})
 		}
 	}
 	wg.Wait()
@@ -190,16 +188,12 @@ func TestBinaryAuditFlood(t *testing.T) {
 	var counts floodCounts
 	var wg sync.WaitGroup
 	start := time.Now()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		flood(t, dialBoth(t, g, readTok, 4), 4, readerWrites/16, "flood-reader", &counts, func(int) (string, any, string) {
 			return "sim.led", true, huge
 		})
-	}()
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
+	})
+	wg.Go(func() {
 		flood(t, dialBoth(t, g, writeTok, 4), 4, 60, "flood-writer", &counts, func(i int) (string, any, string) {
 			switch i % 10 {
 			case 6, 7, 8:
@@ -209,7 +203,7 @@ func TestBinaryAuditFlood(t *testing.T) {
 			}
 			return "sim.led", i%2 == 0, kib
 		})
-	}()
+	})
 	wg.Wait()
 	took := time.Since(start)
 	sent := counts.n

@@ -139,15 +139,11 @@ func TestBinaryInterlockRace(t *testing.T) {
 		heater := func() { <-go1; _, heaterErr = write(heaterConn, "sim.heater", true) }
 		door := func() { <-go1; _, doorErr = write(doorConn, "sim.door", true) }
 		if trial%2 == 0 {
-			wg.Add(1)
-			go func() { defer wg.Done(); heater() }()
-			wg.Add(1)
-			go func() { defer wg.Done(); door() }()
+			wg.Go(heater)
+			wg.Go(door)
 		} else {
-			wg.Add(1)
-			go func() { defer wg.Done(); door() }()
-			wg.Add(1)
-			go func() { defer wg.Done(); heater() }()
+			wg.Go(door)
+			wg.Go(heater)
 		}
 		close(go1)
 		wg.Wait()

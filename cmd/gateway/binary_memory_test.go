@@ -268,9 +268,7 @@ func (a *attacker) toggleLED(admin string) (stop func()) {
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := 0; ; i++ {
 				select {
 				case <-done:
@@ -288,7 +286,7 @@ func (a *attacker) toggleLED(admin string) (stop func()) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	return func() { close(done); wg.Wait() }
 }
@@ -380,9 +378,7 @@ func (a *attacker) sendOversized(tok string) <-chan struct{} {
 	big := `{"jsonrpc":"2.0","id":1,"method":"hal/ping","params":{"x":"` + strings.Repeat("o", 300<<10) + `"}}`
 	var wg sync.WaitGroup
 	for i := range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for a.ctx.Err() == nil {
 				rc, err := a.dialRaw(transportOf(i), tok)
 				if err != nil {
@@ -394,7 +390,7 @@ func (a *attacker) sendOversized(tok string) <-chan struct{} {
 				}
 				rc.Close()
 			}
-		}()
+		})
 	}
 	go func() { wg.Wait(); close(done) }()
 	return done
@@ -416,16 +412,14 @@ func (a *attacker) floodReasons(tok string, n int) <-chan struct{} {
 				a.applied.Add(1)
 			}
 		})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for id := 1; a.ctx.Err() == nil; id++ {
 				msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"hal/write","params":{"device":"sim.led","value":%v,"reason":"%s"}}`, id, id%2 == 0, reason)
 				if rc.send(msg) != nil {
 					return
 				}
 			}
-		}()
+		})
 	}
 	go func() { wg.Wait(); close(done) }()
 	return done
@@ -443,16 +437,14 @@ func (a *attacker) queueWrites(tok string, n int) <-chan struct{} {
 	for i := range n {
 		rc := a.mustDial(transportOf(i), tok)
 		go rc.lines(func([]byte) {})
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for id := 1; a.ctx.Err() == nil; id++ {
 				msg := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"hal/write",%s"params":{"device":"sim.fan","value":%d,"timeoutMs":60000,"reason":"%s"}}`, id, pad, id%100, reason)
 				if rc.send(msg) != nil {
 					return
 				}
 			}
-		}()
+		})
 	}
 	go func() { wg.Wait(); close(done) }()
 	return done
@@ -476,8 +468,7 @@ func (a *attacker) makeConfirmations(tok string) {
 	at := func(n int, f func(i int)) {
 		var wg sync.WaitGroup
 		for i := range n {
-			wg.Add(1)
-			go func() { defer wg.Done(); f(i) }()
+			wg.Go(func() { f(i) })
 		}
 		wg.Wait()
 	}
@@ -528,15 +519,13 @@ func (a *attacker) listWithoutReading(agentTok, readTok string, n int) {
 	var wg sync.WaitGroup
 	for i := range n {
 		rc := a.mustDial(transportOf(i), []string{agentTok, readTok}[i/2%2])
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for _, r := range requests {
 				if rc.send(r) != nil {
 					return // closed for not reading: what the gateway may do
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

@@ -295,9 +295,7 @@ func TestBinaryAuditKill(t *testing.T) {
 	start := time.Now()
 	for ci, c := range cs {
 		for gi := range perConn {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for n := 0; ; n++ {
 					reason := fmt.Sprintf("k%d.%d.%d", ci, gi, n)
 					dev, value := "sim.led", any(n%2 == 0)
@@ -322,7 +320,7 @@ func TestBinaryAuditKill(t *testing.T) {
 						once.Do(func() { close(enough) })
 					}
 				}
-			}()
+			})
 		}
 	}
 	select {
@@ -475,9 +473,7 @@ func TestBinaryAuditThroughput(t *testing.T) {
 		start := time.Now()
 		deadline := start.Add(d)
 		for i, c := range cs {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for n := 0; time.Now().Before(deadline); n++ {
 					if _, err := c.Write(context.Background(), "sim.led", n%2 == 0, ""); err != nil {
 						t.Errorf("client %d: %v", i, err)
@@ -485,7 +481,7 @@ func TestBinaryAuditThroughput(t *testing.T) {
 					}
 					total.Add(1)
 				}
-			}()
+			})
 		}
 		wg.Wait()
 		return float64(total.Load()) / time.Since(start).Seconds()

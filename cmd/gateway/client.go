@@ -306,14 +306,12 @@ func readValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor
 			continue
 		}
 		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-sem }()
 			if v, err := c.Read(ctx, d.ID, -1); err == nil {
 				out[i] = valueWithUnit(d.Schema, v.Value)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return out

@@ -341,8 +341,7 @@ func addDevices(ctx context.Context, cfg *board.Config, reg *device.Registry, de
 	var wg sync.WaitGroup
 	for i, d := range devs {
 		if r, ok := d.(device.Runner); ok {
-			wg.Add(1)
-			go func() { defer wg.Done(); r.Run(ctx, reps[i]) }()
+			wg.Go(func() { r.Run(ctx, reps[i]) })
 		}
 	}
 	return &wg, nil

@@ -241,9 +241,7 @@ func write(ctx context.Context, c *halclient.Conn, s *settings) writeResult {
 			<-slots
 			break
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			defer func() { <-slots }()
 			r, err := c.Write(ctx, readDevice, values[i%2], "")
 			mu.Lock()
@@ -253,7 +251,7 @@ func write(ctx context.Context, c *halclient.Conn, s *settings) writeResult {
 				return
 			}
 			res.seqs = append(res.seqs, r.Seq)
-		}()
+		})
 	}
 	wg.Wait()
 	res.elapsed = time.Since(start)

@@ -166,8 +166,7 @@ func dialAll(ctx context.Context, n int, dial func(context.Context) (requester, 
 func closeAll(rs []requester) {
 	var wg sync.WaitGroup
 	for _, r := range rs {
-		wg.Add(1)
-		go func() { defer wg.Done(); r.close() }()
+		wg.Go(r.close)
 	}
 	wg.Wait()
 }
@@ -191,8 +190,7 @@ func measure(ctx context.Context, rs []requester, warmup, d time.Duration) (samp
 	errs := make([]error, len(rs))
 	var wg sync.WaitGroup
 	for i, r := range rs {
-		wg.Add(1)
-		go func() { defer wg.Done(); lats[i], errs[i] = loop(ctx, r, from, to) }()
+		wg.Go(func() { lats[i], errs[i] = loop(ctx, r, from, to) })
 	}
 	wg.Wait()
 	var all []time.Duration

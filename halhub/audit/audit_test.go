@@ -328,9 +328,7 @@ func TestAppendReturnsAfterSync(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
 	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for i := range each {
 				entries := []Entry{write("w")}
 				if i%5 == 0 {
@@ -346,7 +344,7 @@ func TestAppendReturnsAfterSync(t *testing.T) {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)

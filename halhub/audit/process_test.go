@@ -64,9 +64,7 @@ func child(mode string) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, childGoroutines)
 	for g := range childGoroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			e := Entry{Principal: openhal.Principal{Kind: openhal.KindService, Name: "child"}, Action: "write",
 				Device: "bench.pump", Value: strings.Repeat("v", 100*g), Outcome: "applied"}
 			if g == 1 {
@@ -82,7 +80,7 @@ func child(mode string) error {
 				os.Stdout.WriteString(strconv.FormatUint(seqs[0], 10) + "\n")
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -167,9 +165,7 @@ func TestTwoLogsOneDir(t *testing.T) {
 	for i, l := range logs {
 		name := []string{"first", "second"}[i]
 		for g := range goroutines {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				e := Entry{Principal: openhal.Principal{Kind: openhal.KindAgent, Name: name}, Action: "write", Outcome: "applied"}
 				if g == 1 {
 					e.Action, e.Outcome = "write", "blocked" // into the kept set
@@ -187,7 +183,7 @@ func TestTwoLogsOneDir(t *testing.T) {
 					mine[seqs[0]] = i == 0
 					mu.Unlock()
 				}
-			}()
+			})
 		}
 	}
 	done := make(chan struct{})
@@ -246,9 +242,7 @@ func TestTwoProcesses(t *testing.T) {
 		wg     sync.WaitGroup
 	)
 	for range childGoroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			e := Entry{Principal: openhal.Principal{Kind: openhal.KindAgent, Name: "parent"}, Action: "token.add", Outcome: "created"}
 			for range perGoroutine {
 				seqs, err := l.Append(context.Background(), e)
@@ -260,7 +254,7 @@ func TestTwoProcesses(t *testing.T) {
 				parent[seqs[0]] = true
 				mu.Unlock()
 			}
-		}()
+		})
 	}
 	if _, err := io.WriteString(stdin, "go\n"); err != nil {
 		t.Fatal(err)

@@ -284,9 +284,7 @@ func TestConcurrentAdd(t *testing.T) {
 	for i := range stores {
 		s := Open(dir)
 		for g := range perStore {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				for k := range each {
 					name := fmt.Sprintf("s%d-g%d-%d", i, g, k)
 					tok, err := s.Add(name, openhal.KindAgent, openhal.ScopeRead, nil)
@@ -298,7 +296,7 @@ func TestConcurrentAdd(t *testing.T) {
 					tokens[name] = tok
 					mu.Unlock()
 				}
-			}()
+			})
 		}
 	}
 	wg.Wait()

@@ -113,8 +113,7 @@ func (k *fakeKernel) write(name, data string) error {
 	case "export":
 		if !k.noExport {
 			n, _ := strconv.Atoi(data)
-			k.async.Add(1)
-			go func() { defer k.async.Done(); k.exported(n, 0, 0, 0) }()
+			k.async.Go(func() { k.exported(n, 0, 0, 0) })
 		}
 	case "unexport":
 		return os.RemoveAll(filepath.Join(k.chipDir, "pwm"+data))

@@ -103,14 +103,12 @@ func TestConcurrent(t *testing.T) {
 	st := &Strikes{Limit: 5, Clock: clocktest.NewFake(t0)}
 	var wg sync.WaitGroup
 	for range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for range 100 {
 				st.Strike("x")
 				st.Recent()
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	if st.Count() != 5 || st.Total() != 800 {
