@@ -76,7 +76,7 @@ func TestOutOfTreeModule(t *testing.T) {
 // sameGoLine checks that the README's go.mod names the Go the gateway's
 // go.mod does: a lower one does not build (the gateway requires its own),
 // a higher one would tell adapter authors they need a newer Go than the
-// gateway does (Raspberry Pi OS's, docs/install.md).
+// gateway does (docs/install.md, "Building from source").
 func sameGoLine(readmeMod, gatewayModPath string) error {
 	gw, err := os.ReadFile(gatewayModPath)
 	if err != nil {
