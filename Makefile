@@ -85,8 +85,8 @@ test: lint
 	$(MAKE) --no-print-directory test-browser
 
 # The console driven in Debian's chromium, headless, against the gateway on
-# the sim board (console/browsertest, a module of its own: chromedp needs
-# Go 1.25). Skipped without chromium, except in CI (CI set, as .ci/run
+# the sim board (console/browsertest, a module of its own, so chromedp
+# stays out of the gateway's dependencies). Skipped without chromium, except in CI (CI set, as .ci/run
 # does), where a missing chromium fails. UPDATE_SCREENSHOTS=1 rewrites
 # docs/console/*.png.
 .PHONY: test-browser
@@ -176,10 +176,11 @@ test-qemu: test-qemu-arm64 test-qemu-armhf
 .PHONY: test-system
 test-system: test-cross test-systemd test-qemu
 
-# The oldest Go the module supports, go.mod's go line (1.24.0: the Go of
-# Debian 13 and Raspberry Pi OS): build, vet (tests included) and the
-# 32-bit Pi binary with exactly that Go, which the go command fetches from
-# the module proxy, so that nothing newer creeps in (docs/testing.md).
+# The oldest Go the module supports, go.mod's go line (1.25.0: the MCP
+# SDK, github.com/modelcontextprotocol/go-sdk, needs it): build, vet (tests
+# included) and the 32-bit Pi binary with exactly that Go, which the go
+# command fetches from the module proxy, so that nothing newer creeps in
+# (docs/testing.md).
 GO_MIN := $(shell sed -n 's/^go //p' go.mod)
 .PHONY: test-go-min
 test-go-min:

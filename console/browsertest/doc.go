@@ -4,6 +4,8 @@
 // write, press STOP and restart the gateway under the page, as an operator
 // would (docs/testing.md, "The browser tier").
 //
-// It is a module of its own so that chromedp, which needs Go 1.25, stays
-// out of the gateway's module, which builds with Go 1.24.0.
+// It is a module of its own so that chromedp and its dependencies, which
+// only this tier uses, stay out of the gateway's go.mod and go.sum, which
+// every build of the gateway, and of an adapter in a module of its own,
+// reads.
 package browsertest
