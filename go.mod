@@ -5,6 +5,8 @@ go 1.25.0
 require (
 	github.com/coder/websocket v1.8.15
 	github.com/coreos/go-systemd/v22 v22.7.0
+	github.com/google/jsonschema-go v0.4.3
+	github.com/modelcontextprotocol/go-sdk v1.8.0
 	go.bug.st/serial v1.6.4
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/sys v0.41.0
@@ -15,4 +17,10 @@ require (
 require (
 	github.com/creack/goselect v0.1.2 // indirect
 	github.com/jonboulle/clockwork v0.5.0 // indirect
+	github.com/segmentio/asm v1.1.3 // indirect
+	github.com/segmentio/encoding v0.5.4 // indirect
+	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
+	golang.org/x/oauth2 v0.35.0 // indirect
+	golang.org/x/sync v0.20.0 // indirect
+	golang.org/x/time v0.15.0 // indirect
 )

@@ -77,6 +77,19 @@ type HubConfig struct {
 	// History is the in-memory history of device values that
 	// gateway/history serves (package history).
 	History HistoryConfig `yaml:"history"`
+	// MCP is the Model Context Protocol endpoint /mcp (package mcpbridge).
+	MCP MCPConfig `yaml:"mcp"`
+}
+
+// MCPConfig is the /mcp endpoint on the HTTP and HTTPS listeners.
+type MCPConfig struct {
+	// Enabled serves /mcp. Off unless asked: it lets AI agents act on the
+	// bench, and an operator turns that on knowingly (`gateway mcp` on
+	// stdio needs nothing turned on: it is a client like the CLI).
+	Enabled bool `yaml:"enabled"`
+	// IdleTimeout ends an MCP session, and its token's connection to the
+	// Hub, after this long without a request.
+	IdleTimeout time.Duration `yaml:"idleTimeout"`
 }
 
 // HistoryConfig bounds the history of device values.

@@ -29,6 +29,7 @@ func TestDefault(t *testing.T) {
 			SafeOnShutdown: true,
 			AllowedOrigins: []string{},
 			History:        HistoryConfig{MaxSeries: 64},
+			MCP:            MCPConfig{IdleTimeout: 30 * time.Minute},
 		},
 		Sim:      sim.Config{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
 		Adapters: AdaptersConfig{Enabled: []string{}, User: "gateway-adapter"},
@@ -76,6 +77,7 @@ hub:
     totalQueueBytes: 1048576
   metricsPublic: true
   safeOnShutdown: false
+  mcp: {enabled: true, idleTimeout: 5m}
 sim:
   meterInterval: 250ms
   pollInterval: 2s
@@ -94,6 +96,7 @@ sim:
 				MetricsPublic:  true,
 				AllowedOrigins: []string{},
 				History:        HistoryConfig{MaxSeries: 64},
+				MCP:            MCPConfig{Enabled: true, IdleTimeout: 5 * time.Minute},
 			}
 			c.Sim = sim.Config{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
 		}},
@@ -158,7 +161,7 @@ func TestParseErrors(t *testing.T) {
 		{"misspelt section", "board: sim\nhubb:\n  conformance: full\n", "hubb: unknown field (did you mean hub?)"},
 		{"misspelt device field", "board: sim\nsim:\n  meterIntervl: 1s\n", "sim.meterIntervl: unknown field (did you mean meterInterval?)"},
 		{"two letters off a long name", lim("    maxInFlihgt: 3\n"), "hub.limits.maxInFlihgt: unknown field (did you mean maxInFlight?)"},
-		{"too far for a guess", hub("  tcp: 1\n"), "hub.tcp: unknown field"},
+		{"too far for a guess", hub("  port: 1\n"), "hub.port: unknown field"},
 		{"field set twice", "board: sim\nhub:\n  conformance: read\n  conformance: full\n", "hub.conformance: set twice (first on line 3)"},
 		{"not a mapping", "- board\n", "want a mapping of settings, got a list"},
 		{"section not a mapping", "board: sim\nhub: 3\n", "hub: want a mapping of settings, got 3"},
@@ -226,6 +229,7 @@ func TestParseErrors(t *testing.T) {
 		{"adapter user empty", "board: sim\nadapters:\n  user: \"\"\n", `adapters.user: "" is not a user name`},
 		{"adapter user bad", "board: sim\nadapters:\n  user: \"a b\"\n", `adapters.user: "a b" is not a user name`},
 		{"threshold not finite", sim("  temperatureThreshold: .inf\n"), "sim.temperatureThreshold: want a finite number, got +Inf"},
+		{"no MCP idle timeout", hub("  mcp: {enabled: true, idleTimeout: 0s}\n"), "hub.mcp.idleTimeout: must be a positive duration, got 0s"},
 		{"negative history", hub("  history: {maxSeries: -1}\n"), "hub.history.maxSeries: must be from 0 to 4096, got -1"},
 		{"history too large", hub("  history: {maxSeries: 4097}\n"), "hub.history.maxSeries: must be from 0 to 4096, got 4097"},
 		{"any origin", hub("  allowedOrigins: [console.lan, '*']\n"), `hub.allowedOrigins[1]: "*" lets a page from any site reach the Hub; name the sites`},

@@ -60,6 +60,7 @@ func (c *Config) checkOn(t target, known bool) Errors {
 	v.limits(c.Hub.Limits)
 	v.tlsFiles(c.Hub.TLS)
 	v.allowedOrigins(c.Hub.AllowedOrigins)
+	v.duration("hub.mcp.idleTimeout", c.Hub.MCP.IdleTimeout)
 	if n := c.Hub.History.MaxSeries; n < 0 || n > MaxHistorySeries {
 		v.add("hub.history.maxSeries", "must be from 0 to %d, got %d", MaxHistorySeries, n)
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
@@ -95,6 +96,27 @@ func Dial(ctx context.Context, url string, opt Options) (*Conn, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// DialConn initializes a session over c, a connection already made that
+// carries one message per line (as tcp:// does), and returns it ready for
+// requests; name is the URL the connection is known by in errors. It
+// serves a client inside the gateway, such as the MCP bridge on /mcp, that
+// reaches the Hub through Hub.Pipe rather than a socket, so that it is an
+// ordinary client all the same. On an error c is closed.
+func DialConn(ctx context.Context, c net.Conn, name string, opt Options) (*Conn, error) {
+	if opt.Fingerprint != "" {
+		c.Close()
+		return nil, &OptionError{Option: "Fingerprint", Err: errors.New("a connection made by the caller has no certificate to pin")}
+	}
+	conn := newConn(name, &lineTransport{c: c, lr: jsonrpc.NewLineReader(c, maxMessage)}, opt.NotificationBuffer)
+	go conn.readLoop()
+	if err := conn.initialize(ctx, opt); err != nil {
+		conn.fail(ErrClosed)
+		<-conn.readerDone
+		return nil, err
+	}
+	return conn, nil
 }
 
 func newConn(url string, tr transport, buffer int) *Conn {

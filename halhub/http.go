@@ -28,6 +28,10 @@ type HTTPOptions struct {
 	// files). It never shadows /hal, /healthz or /metrics: the mux picks
 	// the longest pattern, and other methods on those stay 405.
 	Console http.Handler
+	// MCP, when set, serves /mcp, every method (package mcpbridge: the
+	// Model Context Protocol's Streamable HTTP, which POSTs, GETs a stream
+	// and DELETEs a session).
+	MCP http.Handler
 }
 
 // healthDeadline is how long a part may take to show progress (spec §2).
@@ -82,6 +86,13 @@ func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 	})
 	if opt.Console != nil {
 		mux.Handle("GET /", opt.Console)
+	}
+	if opt.MCP != nil {
+		// One pattern per method: a method-less "/mcp" would conflict
+		// with the console's "GET /" in the mux's precedence rules.
+		for _, m := range []string{"GET", "POST", "DELETE"} {
+			mux.Handle(m+" /mcp", opt.MCP)
+		}
 	}
 	return mux
 }

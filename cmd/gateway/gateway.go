@@ -173,6 +173,11 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 		Probes:  map[string]func(context.Context) error{"supervisor": sup.Probe, "state": stateProbe},
 		Console: web,
 	}
+	if cfg.Hub.MCP.Enabled {
+		mcpHandler := newMCPHandler(cfg, hub, log)
+		defer mcpHandler.Close()
+		httpOpt.MCP = mcpHandler
+	}
 	stopListeners, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
 	if err != nil {
 		return err

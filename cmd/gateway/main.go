@@ -44,6 +44,7 @@ func commands() map[string]command {
 		"resume":  {cmdResume, "lift the emergency stop (admin)"},
 		"confirm": {cmdConfirm, "list, approve, reject or cancel confirmation requests"},
 		"audit":   {cmdAudit, "print the audit log (admin)"},
+		"mcp":     {cmdMCP, "serve the Model Context Protocol on stdio to an AI agent, as the agent's token"},
 		"adapter": {cmdAdapter, "manage adapters: install DIR | list | status NAME | logs NAME | reset NAME | remove NAME"},
 	}
 }

@@ -27,6 +27,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	tlsAddr := fs.String("tls", "", "TCP-over-TLS listen `address` (overrides the configuration)")
 	unixPath := fs.String("unix", "", "Unix socket `path` (overrides the configuration)")
 	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
+	mcpOn := fs.Bool("mcp", false, "serve /mcp, the Model Context Protocol for AI agents, on the HTTP and HTTPS listeners (overrides the configuration's hub.mcp.enabled)")
 	consoleDir := fs.String("console-dir", "", "serve the console's files from this `dir`ectory (development: console/web), not the embedded ones")
 	if err := parseFlags(fs, args); err != nil {
 		return err
@@ -63,6 +64,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 			cfg.Hub.Listen.TLS = *tlsAddr
 		case "unix":
 			cfg.Hub.Listen.Unix = *unixPath
+		case "mcp":
+			cfg.Hub.MCP.Enabled = *mcpOn
 		}
 	})
 	if err := cfg.Validate(); err != nil {

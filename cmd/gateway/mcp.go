@@ -1,0 +1,108 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/mcpbridge"
+	"github.com/openhal/gateway/openhal"
+)
+
+// cmdMCP is `gateway mcp`: an MCP server on standard input and output,
+// the way Claude Desktop and its peers start a local server, that is an
+// ordinary OpenHAL client of a gateway, local or on the LAN
+// (docs/mcp.md). Standard output carries MCP only; the log goes to
+// standard error, where MCP clients keep it.
+func cmdMCP(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("mcp", "[--hub URL] [--token TOKEN] [--fingerprint SHA256]")
+	hub := defaultHub
+	if h := os.Getenv("GATEWAY_HUB"); h != "" {
+		hub = h
+	}
+	var f clientFlags
+	fs.StringVar(&f.hub, "hub", hub, "the gateway's `URL` (ws://, wss://, tcp://, tls:// or unix://; $GATEWAY_HUB sets the default)")
+	fs.StringVar(&f.token, "token", "", "the agent's `token` (default $GATEWAY_TOKEN); never the admin token of the state directory")
+	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate (default $GATEWAY_FINGERPRINT)")
+	if err := parseNoArgs(fs, args); err != nil {
+		return err
+	}
+	tok := f.token
+	if tok == "" {
+		tok = os.Getenv("GATEWAY_TOKEN")
+	}
+	if tok == "" {
+		// An agent with the operator's admin token would write high-risk
+		// devices with no person's approval: it gets a token of its own.
+		return usagef(fs, "an agent's token is required (--token or $GATEWAY_TOKEN): make one with "+
+			"`gateway token add --name NAME --kind agent --scope control_low`; the admin token is never used")
+	}
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	opt := f.options(tok)
+	opt.ClientName = "gateway-mcp"
+	b, err := mcpbridge.New(ctx, mcpbridge.Options{
+		Dial:       func(ctx context.Context) (*halclient.Conn, error) { return halclient.Dial(ctx, f.hub, opt) },
+		Redial:     true,
+		ConsoleURL: consoleOfHub(f.hub),
+		HubFlag:    hubFlag(f.hub),
+		Version:    version,
+		Logger:     log,
+	})
+	if err != nil {
+		return f.worded(err)
+	}
+	defer b.Close()
+	warnScope(log, b)
+	log.Info("mcp: serving on stdio", "hub", f.hub)
+	err = b.Server().Run(ctx, &mcp.StdioTransport{})
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
+		return nil // the client closed standard input, or an interrupt
+	}
+	return err
+}
+
+// warnScope logs a token that writes high-risk devices by itself: an
+// operator who meant an agent to ask should see it in the client's log.
+func warnScope(log *slog.Logger, b *mcpbridge.Bridge) {
+	if p := b.Principal(); p.Scope.AtLeast(openhal.ScopeControlHigh) {
+		log.Warn("mcp: this token writes high-risk devices with no person's approval; an agent is usually given control_low",
+			"principal", p.Name, "scope", p.Scope)
+	}
+}
+
+// consoleOfHub is the console's address on the gateway a WebSocket URL
+// names (the console shares the listener of /hal), "" for other
+// transports.
+func consoleOfHub(hub string) string {
+	u, err := url.Parse(hub)
+	if err != nil {
+		return ""
+	}
+	switch u.Scheme {
+	case "ws":
+		return "http://" + u.Host + "/"
+	case "wss":
+		return "https://" + u.Host + "/"
+	}
+	return ""
+}
+
+// hubFlag is the --hub a person gives `gateway confirm approve` to reach
+// the same gateway: none for the default one.
+func hubFlag(hub string) string {
+	if hub == defaultHub || strings.TrimSpace(hub) == "" {
+		return ""
+	}
+	return hub
+}

@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+
+	"github.com/openhal/gateway/board"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/mcpbridge"
+)
+
+// newMCPHandler is /mcp (hub.mcp.enabled, or `gateway run --mcp`): each
+// token's bridge reaches the Hub through an in-memory connection that the
+// Hub serves as a TCP one, so that an agent on /mcp is an ordinary client
+// (docs/mcp.md).
+func newMCPHandler(cfg *board.Config, hub *halhub.Hub, log *slog.Logger) *mcpbridge.Handler {
+	dial := func(ctx context.Context, token, peer string) (*halclient.Conn, error) {
+		opt := halclient.Options{Token: token, ClientName: "mcp", ClientVersion: version}
+		return halclient.DialConn(ctx, hub.Pipe(peer), "mcp://"+peer, opt)
+	}
+	log.Info("mcp: serving /mcp on the HTTP listeners")
+	return mcpbridge.NewHandler(mcpbridge.HTTPOptions{
+		Dial:        dial,
+		CheckOrigin: hub.CheckOrigin,
+		IdleTimeout: cfg.Hub.MCP.IdleTimeout,
+		Version:     version,
+		Logger:      log,
+	})
+}

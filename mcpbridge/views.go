@@ -1,0 +1,174 @@
+package mcpbridge
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
+)
+
+// deviceView is a device as a model is told of it: what it is, what may
+// be written to it and at what cost (needsApproval), and its health.
+type deviceView struct {
+	ID            string   `json:"id"`
+	Label         string   `json:"label,omitempty"`
+	Kind          string   `json:"kind"`
+	Type          string   `json:"type" jsonschema:"the value's JSON type: boolean, number, string or object"`
+	Unit          string   `json:"unit,omitempty"`
+	Minimum       *float64 `json:"minimum,omitempty"`
+	Maximum       *float64 `json:"maximum,omitempty"`
+	Readable      bool     `json:"readable"`
+	Writable      bool     `json:"writable"`
+	Risk          string   `json:"risk"`
+	NeedsApproval bool     `json:"needsApproval" jsonschema:"a write by this token waits for a person's approval"`
+	Safe          any      `json:"safe,omitempty" jsonschema:"the value the emergency stop drives it to"`
+	State         string   `json:"state" jsonschema:"ok, fault or offline"`
+	Fault         string   `json:"fault,omitempty"`
+}
+
+func viewDevice(d device.Descriptor, scope openhal.Scope) deviceView {
+	writable := d.Access.CanWrite() && scope.AtLeast(openhal.ScopeControlLow)
+	return deviceView{
+		ID: d.ID, Label: d.Label, Kind: d.Kind, Type: d.Schema.Type, Unit: unitOf(d.Schema),
+		Minimum: d.Schema.Minimum, Maximum: d.Schema.Maximum,
+		Readable: d.Access.CanRead(), Writable: writable, Risk: string(d.Risk),
+		NeedsApproval: writable && d.Risk == device.RiskHigh && !scope.AtLeast(openhal.ScopeControlHigh),
+		Safe:          d.Safe, State: string(d.State), Fault: d.Fault,
+	}
+}
+
+// unitOf is a schema's unit, or its only property's (a sensor of one
+// quantity).
+func unitOf(s device.Schema) string {
+	if s.Unit != "" || len(s.Properties) != 1 {
+		return s.Unit
+	}
+	for _, p := range s.Properties {
+		return p.Unit
+	}
+	return ""
+}
+
+// stopView is the emergency stop in force.
+type stopView struct {
+	By     string    `json:"by" jsonschema:"who engaged it"`
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
+}
+
+func viewStop(s *openhal.StopInfo) *stopView {
+	if s == nil {
+		return nil
+	}
+	return &stopView{By: principalWords(s.Principal), Reason: s.Reason, Since: s.TS}
+}
+
+// principalWords names a principal as a person reads it: "operator alice".
+func principalWords(p openhal.Principal) string {
+	if p.Kind == "" {
+		return p.Name
+	}
+	return p.Kind + " " + p.Name
+}
+
+// approval says where a person approves a pending request.
+type approval struct {
+	Console string `json:"console,omitempty" jsonschema:"the operator console, where a person approves it"`
+	CLI     string `json:"cli" jsonschema:"the command a person with an admin token runs to approve it"`
+}
+
+// confirmationView is a Confirmation Request as the agent follows it.
+type confirmationView struct {
+	ID            string     `json:"id"`
+	Device        string     `json:"device"`
+	Value         any        `json:"value"`
+	Status        string     `json:"status" jsonschema:"pending, approved, rejected, cancelled, expired or failed"`
+	Reason        string     `json:"reason,omitempty"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	ExpiresAt     time.Time  `json:"expiresAt"`
+	ApprovedBy    string     `json:"approvedBy,omitempty"`
+	RejectedBy    string     `json:"rejectedBy,omitempty"`
+	ResolveReason string     `json:"resolveReason,omitempty"`
+	Error         string     `json:"error,omitempty" jsonschema:"why an approved write failed"`
+	AppliedAt     *time.Time `json:"appliedAt,omitempty"`
+	Approve       *approval  `json:"approve,omitempty" jsonschema:"while pending: where a person approves it"`
+}
+
+func (b *Bridge) viewConfirmation(c openhal.Confirmation) confirmationView {
+	v := confirmationView{ID: c.ID, Device: c.Device, Value: c.Value, Status: c.Status, Reason: c.Reason,
+		CreatedAt: c.CreatedAt, ExpiresAt: c.ExpiresAt, ResolveReason: c.ResolveReason}
+	if c.ApprovedBy != nil {
+		v.ApprovedBy = principalWords(*c.ApprovedBy)
+	}
+	if c.RejectedBy != nil {
+		v.RejectedBy = principalWords(*c.RejectedBy)
+	}
+	if c.Error != nil {
+		v.Error = c.Error.Message
+	}
+	if c.Result != nil {
+		ts := c.Result.TS
+		v.AppliedAt = &ts
+	}
+	if c.Status == "pending" {
+		v.Approve = b.approval(c.ID)
+	}
+	return v
+}
+
+// approval is where a person approves request id: the console and the
+// CLI line for the same gateway.
+func (b *Bridge) approval(id string) *approval {
+	cli := "gateway confirm approve " + id
+	if b.opt.HubFlag != "" {
+		cli += " --hub " + b.opt.HubFlag
+	}
+	return &approval{Console: b.opt.ConsoleURL, CLI: cli}
+}
+
+// statusWords says what a confirmation's status means for the agent.
+func statusWords(v confirmationView) string {
+	switch v.Status {
+	case "pending":
+		where := "with `" + v.Approve.CLI + "`"
+		if v.Approve.Console != "" {
+			where = "in the console at " + v.Approve.Console + " or " + where
+		}
+		return fmt.Sprintf("Confirmation %s (%s = %s) still waits for a person, until %s. It is not applied. A person approves it %s.",
+			v.ID, v.Device, jsonWords(v.Value), v.ExpiresAt.Format(time.RFC3339), where)
+	case "approved":
+		return fmt.Sprintf("Confirmation %s was approved by %s and applied: %s = %s.", v.ID, v.ApprovedBy, v.Device, jsonWords(v.Value))
+	case "failed":
+		return fmt.Sprintf("Confirmation %s was approved by %s, but the write failed when it ran: %s. %s is unchanged.", v.ID, v.ApprovedBy, v.Error, v.Device)
+	case "rejected":
+		why := ""
+		if v.ResolveReason != "" {
+			why = " (" + v.ResolveReason + ")"
+		}
+		by := v.RejectedBy
+		if by == "" {
+			by = "the gateway"
+		}
+		return fmt.Sprintf("Confirmation %s was rejected by %s%s: %s is unchanged. Do not ask again without new reason.", v.ID, by, why, v.Device)
+	case "expired":
+		return fmt.Sprintf("Confirmation %s expired with nobody approving it: %s is unchanged.", v.ID, v.Device)
+	case "cancelled":
+		return fmt.Sprintf("Confirmation %s was cancelled: %s is unchanged.", v.ID, v.Device)
+	}
+	return fmt.Sprintf("Confirmation %s is %s.", v.ID, v.Status)
+}
+
+// jsonWords prints a value as JSON, short.
+func jsonWords(v any) string {
+	s := fmt.Sprint(v)
+	if b, err := json.Marshal(v); err == nil {
+		s = string(b)
+	}
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return strings.TrimSpace(s)
+}
