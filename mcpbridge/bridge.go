@@ -176,16 +176,24 @@ func (b *Bridge) attach(ctx context.Context, conn *halclient.Conn) error {
 func (b *Bridge) hub() (*halclient.Conn, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.conn != nil {
+	switch {
+	case b.conn != nil:
 		return b.conn, nil
-	}
-	if b.lostErr == nil {
+	case b.lostErr == nil:
 		return nil, errors.New("this MCP server has closed its connection to the gateway")
-	}
-	if b.opt.Redial {
+	case refused(b.lostErr):
+		return nil, fmt.Errorf("UNAUTHORIZED: the gateway no longer accepts this agent's token (%v): it was revoked or replaced. A person must give the agent a new token; nothing can be done until then", b.lostErr)
+	case b.opt.Redial:
 		return nil, fmt.Errorf("the gateway cannot be reached (%v); the bridge is reconnecting: try again in a few seconds", b.lostErr)
 	}
 	return nil, fmt.Errorf("the connection to the gateway ended (%v); start a new MCP session", b.lostErr)
+}
+
+// refused reports an error that redialling cannot mend: the Hub refused
+// the token.
+func refused(err error) bool {
+	var he *halclient.HubError
+	return errors.As(err, &he) && he.Code() == openhal.CodeUnauthorized
 }
 
 // follow passes the Hub's notifications on until the connection ends,
@@ -203,6 +211,7 @@ func (b *Bridge) follow(conn *halclient.Conn) {
 		if !b.opt.Redial || b.ctx.Err() != nil {
 			return
 		}
+
 		b.log.Warn("mcp: connection to the gateway lost; reconnecting", "err", conn.Err())
 		if conn = b.redial(); conn == nil {
 			return
@@ -242,6 +251,10 @@ func (b *Bridge) redial() *halclient.Conn {
 		b.mu.Lock()
 		b.lostErr = err
 		b.mu.Unlock()
+		if refused(err) {
+			b.log.Warn("mcp: the gateway refuses this agent's token; not reconnecting", "err", err)
+			return nil
+		}
 		delay = min(2*delay, redialMax)
 	}
 }
