@@ -2,6 +2,10 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -90,15 +94,7 @@ func connectMCP(t *testing.T, g *gateway, transport, version, tok string, elicit
 
 // bearerClient sends tok as the bearer token of every request.
 func bearerClient(tok string) *http.Client {
-	return &http.Client{Transport: bearerTransport{tok}}
-}
-
-type bearerTransport struct{ tok string }
-
-func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.tok)
-	return http.DefaultTransport.RoundTrip(r)
+	return &http.Client{Transport: bearerOver{tok: tok, next: http.DefaultTransport}}
 }
 
 // call calls a tool and returns its result; a protocol error fails.
@@ -424,4 +420,71 @@ func mcpStop(t *testing.T, g *gateway, transport, version, agent string) {
 	}
 	c.failing(t, "emergency_stop", map[string]any{"reason": ""}, "reason")
 	gwOK(t, "resume", "--hub", g.ws, "--state-dir", g.dir)
+}
+
+// TestBinaryMCPOverTLS: /mcp on the HTTPS listener, and `gateway mcp`
+// dialled to a gateway on the LAN over wss:// with its certificate pinned
+// — the way Claude Desktop reaches a gateway that is not on its machine.
+func TestBinaryMCPOverTLS(t *testing.T) {
+	g := startGateway(t, t.TempDir(), "--mcp", "--wss", "127.0.0.1:0", "--tls", "127.0.0.1:0")
+	wss, _, fp := tlsURLs(t, g)
+	agent := g.addToken(t, "bench-agent", "control_low")
+
+	cmd := exec.Command(gatewayBinary(t), "mcp", "--hub", wss, "--fingerprint", fp)
+	cmd.Env = append(childEnv(), "GATEWAY_TOKEN="+agent)
+	stdio := mcpOver(t, &mcp.CommandTransport{Command: cmd})
+	https := mcpOver(t, &mcp.StreamableClientTransport{
+		Endpoint:   "https://" + strings.TrimSuffix(strings.TrimPrefix(wss, "wss://"), "/hal") + "/mcp",
+		HTTPClient: pinnedClient(t, agent, fp),
+	})
+	for name, c := range map[string]*mcpClient{"stdio over wss": stdio, "https": https} {
+		var w struct{ Status string }
+		c.ok(t, "write_device", map[string]any{"device": "sim.led", "value": true}, &w)
+		r := c.call(t, "write_high_risk_device", map[string]any{"device": "sim.heater", "value": true, "reason": "tls"})
+		b, _ := json.Marshal(r.StructuredContent)
+		host := strings.TrimPrefix(strings.TrimSuffix(wss, "/hal"), "wss://")
+		if w.Status != "applied" || r.IsError || !strings.Contains(string(b), `"console":"https://`+host+`/"`) {
+			t.Errorf("%s: write %+v; pending %s, want the console on https://%s/", name, w, b, host)
+		}
+	}
+}
+
+// mcpOver connects the SDK's client over tr with the newest revision.
+func mcpOver(t *testing.T, tr mcp.Transport) *mcpClient {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "binary_test", Version: "1"}, nil).Connect(ctx, tr, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	return &mcpClient{ClientSession: cs}
+}
+
+// pinnedClient is an HTTPS client that trusts the certificate with the
+// fingerprint fp alone, and sends tok as the bearer token.
+func pinnedClient(t *testing.T, tok, fp string) *http.Client {
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{
+		InsecureSkipVerify: true, // the fingerprint is checked instead, below
+		VerifyPeerCertificate: func(raw [][]byte, _ [][]*x509.Certificate) error {
+			if sum := sha256.Sum256(raw[0]); hex.EncodeToString(sum[:]) != fp {
+				return fmt.Errorf("certificate %x is not the pinned one", sum)
+			}
+			return nil
+		},
+	}
+	return &http.Client{Transport: bearerOver{tok: tok, next: tr}}
+}
+
+type bearerOver struct {
+	tok  string
+	next http.RoundTripper
+}
+
+func (b bearerOver) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.tok)
+	return b.next.RoundTrip(r)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
 	"os/signal"
@@ -54,6 +55,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) error {
 	b, err := mcpbridge.New(ctx, mcpbridge.Options{
 		Dial:       func(ctx context.Context) (*halclient.Conn, error) { return halclient.Dial(ctx, f.hub, opt) },
 		Redial:     true,
+		Gateway:    gatewayName(f.hub),
 		ConsoleURL: consoleOfHub(f.hub),
 		HubFlag:    hubFlag(f.hub),
 		Version:    version,
@@ -96,6 +98,22 @@ func consoleOfHub(hub string) string {
 		return "https://" + u.Host + "/"
 	}
 	return ""
+}
+
+// gatewayName names the gateway in resource URIs: the host of the hub's
+// URL, or this machine's name when the gateway is on it (loopback, a Unix
+// socket), as the gateway names itself on /mcp.
+func gatewayName(hub string) string {
+	u, err := url.Parse(hub)
+	if err == nil && u.Scheme != "unix" {
+		if ip := net.ParseIP(u.Hostname()); u.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+			return u.Hostname()
+		}
+	}
+	if name, err := os.Hostname(); err == nil {
+		return name
+	}
+	return "localhost"
 }
 
 // hubFlag is the --hub a person gives `gateway confirm approve` to reach

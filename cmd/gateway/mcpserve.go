@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
 
 	"github.com/openhal/gateway/board"
 	"github.com/openhal/gateway/halclient"
@@ -19,11 +20,16 @@ func newMCPHandler(cfg *board.Config, hub *halhub.Hub, log *slog.Logger) *mcpbri
 		opt := halclient.Options{Token: token, ClientName: "mcp", ClientVersion: version}
 		return halclient.DialConn(ctx, hub.Pipe(peer), "mcp://"+peer, opt)
 	}
-	log.Info("mcp: serving /mcp on the HTTP listeners")
+	name, err := os.Hostname()
+	if err != nil {
+		name = "localhost"
+	}
+	log.Info("mcp: serving /mcp on the HTTP listeners", "gateway", name)
 	return mcpbridge.NewHandler(mcpbridge.HTTPOptions{
 		Dial:        dial,
 		CheckOrigin: hub.CheckOrigin,
 		IdleTimeout: cfg.Hub.MCP.IdleTimeout,
+		Gateway:     name, // resource URIs: openhal://<name>/devices/<id>
 		Version:     version,
 		Logger:      log,
 	})
