@@ -488,3 +488,36 @@ func (b bearerOver) RoundTrip(r *http.Request) (*http.Response, error) {
 	r.Header.Set("Authorization", "Bearer "+b.tok)
 	return b.next.RoundTrip(r)
 }
+
+// TestBinaryMCPLimitedToken: a token limited to some devices offers tools
+// and resources for those alone, and the schema's enum is the proof a
+// client sees; `gateway mcp` never falls back on the admin token.
+func TestBinaryMCPLimitedToken(t *testing.T) {
+	g := startGateway(t, t.TempDir(), "--mcp")
+	tok := g.addToken(t, "led-agent", "control_low", "--devices", "sim.led,sim.temperature")
+	for _, way := range mcpWays {
+		t.Run(way.name, func(t *testing.T) {
+			c := connectMCP(t, g, way.transport, way.version, tok)
+			tools := c.toolNames(t)
+			if _, ok := tools["write_high_risk_device"]; ok {
+				t.Fatal("write_high_risk_device offered to a token that sees no high-risk device")
+			}
+			b, _ := json.Marshal(tools["write_device"].InputSchema)
+			if !strings.Contains(string(b), `"enum":["sim.led"]`) {
+				t.Fatalf("write_device's schema %s: want the enum [sim.led]", b)
+			}
+			c.failing(t, "read_device", map[string]any{"device": "sim.fan"}, "device")
+			ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+			defer cancel()
+			res, err := c.ListResources(ctx, nil)
+			if err != nil || len(res.Resources) != 3 { // the bench and two devices
+				t.Fatalf("resources of a limited token: %v %d", err, len(res.Resources))
+			}
+		})
+	}
+
+	r := gw(t, "mcp", "--hub", g.ws) // no token given: admin.token is never looked for
+	if r.code != 2 || !strings.Contains(r.stderr, "agent's token is required") || r.stdout != "" {
+		t.Fatalf("gateway mcp without a token: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
