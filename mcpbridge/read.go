@@ -52,9 +52,14 @@ type readIn struct {
 	MaxAgeMs *int64 `json:"maxAgeMs,omitempty" jsonschema:"a sensor's cached measurement younger than this is returned instead of a new one"`
 }
 
+// valueOut is a value as read. Every field of type any in the tools'
+// inputs and outputs has a description: without one, jsonschema-go makes
+// it the bare schema `true`, which stricter clients refuse as a property
+// (the MCP Inspector's --strict: "Bare `true` used where a schema object
+// is expected"); schema_test.go keeps it so.
 type valueOut struct {
 	Device string    `json:"device"`
-	Value  any       `json:"value"`
+	Value  any       `json:"value" jsonschema:"the device's value, of its type (list_devices)"`
 	Unit   string    `json:"unit,omitempty"`
 	TS     time.Time `json:"ts" jsonschema:"when the value was measured or applied"`
 }

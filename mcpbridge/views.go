@@ -84,7 +84,7 @@ type approval struct {
 type confirmationView struct {
 	ID            string     `json:"id"`
 	Device        string     `json:"device"`
-	Value         any        `json:"value"`
+	Value         any        `json:"value" jsonschema:"the value asked for"`
 	Status        string     `json:"status" jsonschema:"pending, approved, rejected, cancelled, expired or failed"`
 	Reason        string     `json:"reason,omitempty"`
 	CreatedAt     time.Time  `json:"createdAt"`

@@ -22,7 +22,7 @@ type writeIn struct {
 type writeOut struct {
 	Status       string            `json:"status" jsonschema:"applied: the device has the value; pending: it waits for a person and is NOT applied"`
 	Device       string            `json:"device"`
-	Value        any               `json:"value"`
+	Value        any               `json:"value" jsonschema:"the value applied, or asked for when pending"`
 	TS           *time.Time        `json:"ts,omitempty" jsonschema:"when it was applied"`
 	Reply        any               `json:"reply,omitempty" jsonschema:"a line instrument's answer"`
 	Confirmation *confirmationView `json:"confirmation,omitempty" jsonschema:"the request a person approves, when pending"`
