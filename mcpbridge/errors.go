@@ -38,7 +38,7 @@ func (b *Bridge) toolError(err error, method, dev string) error {
 func (b *Bridge) advice(he *halclient.HubError) string {
 	switch he.Code() {
 	case openhal.CodeStopped:
-		return "The emergency stop is engaged: no device can be written until a person lifts it (`gateway resume` or the console). Do not retry; tell the user."
+		return "The emergency stop is engaged: only safe values can be written until a person lifts it (`gateway resume` or the console). Do not retry; tell the user."
 	case openhal.CodeBlocked:
 		return "A safety rule of the bench refused it, and nothing was changed. Choose another value, or wait until the rule's condition holds (read the devices it names); do not work around the rule."
 	case openhal.CodeForbidden:
