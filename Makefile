@@ -74,9 +74,12 @@ adapters:
 	cp -p adapters/examples/pyledger/pyledger.py $(ADAPTERS_DIR)/pyledger/pyledger.py
 	chmod 0755 $(ADAPTERS_DIR)/pyledger/pyledger.py
 
-# Runs the gateway on the sim board (the embedded default configuration).
+# Runs the gateway on the sim board (the embedded default configuration),
+# on loopback only, with /mcp served too, so that an MCP client can be
+# tried against it at once (docs/mcp.md); a configuration file keeps /mcp
+# off unless hub.mcp.enabled says otherwise.
 run: build
-	./$(BIN) run
+	./$(BIN) run --mcp
 
 # Unit, protocol and whole-binary tests (tiers 1 and 2), with the race
 # detector, then the console in a real browser.
