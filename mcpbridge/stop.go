@@ -69,7 +69,7 @@ func (b *Bridge) stop(ctx context.Context, _ *mcp.CallToolRequest, in stopIn) (*
 	if len(out.LeftAsIs) > 0 {
 		text += " Left as they are (no safe value): " + strings.Join(out.LeftAsIs, "; ") + "."
 	}
-	text += " Writes are refused until a person lifts the stop; tell the user what happened."
+	text += " Every write but a device's safe value is refused until a person lifts the stop; tell the user what happened."
 	return textResult(text), out, nil
 }
 

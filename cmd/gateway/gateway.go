@@ -471,6 +471,9 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 		if t.web && httpOpt.Console != nil {
 			log.Info("console", "url", consoleURL(t.secure, ln.Addr()))
 		}
+		if t.web && httpOpt.MCP != nil {
+			log.Info("mcp", "url", consoleURL(t.secure, ln.Addr())+"mcp")
+		}
 	}
 	if l.Unix != "" {
 		ln, group, err := listenUnix(l.Unix, l.UnixGroup, log)
