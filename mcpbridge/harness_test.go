@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,7 +43,8 @@ func newBench(t *testing.T, opts ...hubtest.Option) (*hubtest.Bench, string) {
 // events a test waits for.
 type testBridge struct {
 	*Bridge
-	logs chan string
+	logs  chan string
+	dials *atomic.Int32 // calls of Options.Dial
 }
 
 // newBridge builds a Bridge acting as tok on the Hub at url, closed when
@@ -51,9 +53,10 @@ func newBridge(t *testing.T, url, tok string, redial bool) *testBridge {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
-	logs := make(chan string, 100)
+	logs, dials := make(chan string, 100), &atomic.Int32{}
 	b, err := New(ctx, Options{
 		Dial: func(ctx context.Context) (*halclient.Conn, error) {
+			dials.Add(1)
 			return halclient.Dial(ctx, url, halclient.Options{Token: tok, ClientName: "mcpbridge-test"})
 		},
 		Redial:     redial,
@@ -65,7 +68,7 @@ func newBridge(t *testing.T, url, tok string, redial bool) *testBridge {
 		t.Fatalf("new bridge on %s: %v", url, err)
 	}
 	t.Cleanup(b.Close)
-	return &testBridge{Bridge: b, logs: logs}
+	return &testBridge{Bridge: b, logs: logs, dials: dials}
 }
 
 // awaitLog waits for the bridge to log a message holding want.
