@@ -94,6 +94,11 @@ func hubWatcher(t *testing.T, url, tok string) *halclient.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	// The Hub sends values to a connection once it has read its
+	// hal/initialized; an answer to a later request shows it has.
+	if _, err := conn.Devices(ctx); err != nil {
+		t.Fatal(err)
+	}
 	return conn
 }
 
