@@ -300,3 +300,13 @@ func expectQuiet(t *testing.T, c *client) {
 	case <-time.After(quiet):
 	}
 }
+
+// subscribe subscribes c to uri.
+func subscribe(t *testing.T, c *client, uri string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if err := c.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatalf("subscribe %s: %v", uri, err)
+	}
+}
