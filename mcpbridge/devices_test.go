@@ -2,6 +2,7 @@ package mcpbridge
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -79,38 +80,74 @@ func TestDevicesComeAndGo(t *testing.T) {
 
 			bench.Add(fan("test.fan"))
 			within(t, c.toolsChanged, "tools/list_changed after a device came")
-			tools := c.tools(t)
-			w := tools[toolWrite]
-			if !slices.Contains(deviceEnum(t, w), "test.fan") || !strings.Contains(w.Description, "test.fan: number 0 to 100 %") {
-				t.Fatalf("write_device after test.fan came: enum %v, description %q", deviceEnum(t, w), w.Description)
-			}
-			if !slices.Contains(deviceEnum(t, tools[toolRead]), "test.fan") {
-				t.Errorf("read_device's enum %v lacks test.fan", deviceEnum(t, tools[toolRead]))
-			}
-			if !slices.Contains(c.resources(t), b.deviceURI("test.fan")) {
-				t.Errorf("resources %v lack test.fan's", c.resources(t))
-			}
+			until(t, c.toolsChanged, "write_device and read_device with test.fan", func() string {
+				tools := c.tools(t)
+				w, r := tools[toolWrite], tools[toolRead]
+				if !slices.Contains(deviceEnum(t, w), "test.fan") || !strings.Contains(w.Description, "test.fan: number 0 to 100 %") ||
+					!slices.Contains(deviceEnum(t, r), "test.fan") {
+					return fmt.Sprintf("write_device's enum %v, description %q; read_device's enum %v", deviceEnum(t, w), w.Description, deviceEnum(t, r))
+				}
+				return ""
+			})
+			within(t, c.resChanged, "resources/list_changed after a device came")
+			until(t, c.resChanged, "test.fan's resource", func() string {
+				if uris := c.resources(t); !slices.Contains(uris, b.deviceURI("test.fan")) {
+					return fmt.Sprint("resources ", uris)
+				}
+				return ""
+			})
 
 			removeDevice(t, bench, "test.fan")
 			within(t, c.toolsChanged, "tools/list_changed after a device went")
-			if e := deviceEnum(t, c.tools(t)[toolWrite]); slices.Contains(e, "test.fan") {
-				t.Fatalf("write_device's enum %v keeps test.fan after it went", e)
-			}
-			if slices.Contains(c.resources(t), b.deviceURI("test.fan")) {
-				t.Errorf("resources %v keep test.fan's after it went", c.resources(t))
-			}
+			until(t, c.toolsChanged, "write_device without test.fan", func() string {
+				if e := deviceEnum(t, c.tools(t)[toolWrite]); slices.Contains(e, "test.fan") {
+					return fmt.Sprint("write_device's enum ", e)
+				}
+				return ""
+			})
+			within(t, c.resChanged, "resources/list_changed after a device went")
+			until(t, c.resChanged, "no resource of test.fan", func() string {
+				if uris := c.resources(t); slices.Contains(uris, b.deviceURI("test.fan")) {
+					return fmt.Sprint("resources ", uris)
+				}
+				return ""
+			})
 
 			removeDevice(t, bench, "sim.heater")
 			within(t, c.toolsChanged, "tools/list_changed after the only high-risk device went")
-			if got := c.tools(t); got[toolWriteHigh] != nil || got[toolWrite] == nil {
-				t.Fatalf("tools %v after sim.heater went: want write_device and no write_high_risk_device", sortedKeys(got))
-			}
+			until(t, c.toolsChanged, "write_device and no write_high_risk_device", func() string {
+				if got := c.tools(t); got[toolWriteHigh] != nil || got[toolWrite] == nil {
+					return fmt.Sprint("tools ", sortedKeys(got))
+				}
+				return ""
+			})
 			_, err := c.CallTool(context.Background(), &mcp.CallToolParams{Name: toolWriteHigh,
 				Arguments: map[string]any{"device": "sim.heater", "value": true, "reason": "r"}})
 			if err == nil || !strings.Contains(err.Error(), "unknown tool") {
 				t.Fatalf("write_high_risk_device after it was withdrawn: %v, want unknown tool", err)
 			}
 		})
+	}
+}
+
+// until re-checks something a client learns through list_changed each
+// time one comes, until check finds it as wanted (check says "" then,
+// else what it found). A client re-lists on each notification; a bridge
+// that changes several tools sends one or more of them (the SDK's
+// debounce is 10 ms), and only the last is sure to show every change.
+func until(t *testing.T, changed <-chan struct{}, what string, check func() string) {
+	t.Helper()
+	deadline := time.After(waitLong)
+	for {
+		found := check()
+		if found == "" {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("waited %v for %s; found %s", waitLong, what, found)
+		}
 	}
 }
 
