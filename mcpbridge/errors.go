@@ -42,7 +42,10 @@ func (b *Bridge) advice(he *halclient.HubError) string {
 	case openhal.CodeBlocked:
 		return "A safety rule of the bench refused it, and nothing was changed. Choose another value, or wait until the rule's condition holds (read the devices it names); do not work around the rule."
 	case openhal.CodeForbidden:
-		return "This token's scope does not allow it. A person decides scopes: ask the user if this is needed."
+		if he.Reason() == "scope" {
+			return "This token's scope does not allow it. A person decides scopes: ask the user if this is needed."
+		}
+		return "The gateway does not let this agent do it. A person decides what agents may do: ask the user if this is needed."
 	case openhal.CodeDeviceNotFound:
 		return "list_devices shows the devices this token sees."
 	case openhal.CodeDeviceFault:
