@@ -43,7 +43,7 @@ func TestToolErrors(t *testing.T) {
 			want: []string{"BLOCKED", "maximum", "safety rule", "do not work around the rule"}},
 		{name: "forbidden", opts: []hubtest.Option{noConfirm},
 			tool: toolWriteHigh, args: map[string]any{"device": "sim.heater", "value": true, "reason": "r"},
-			want: []string{"FORBIDDEN", "scope does not allow it", "A person decides"}},
+			want: []string{"FORBIDDEN", "cannot confirm writes", "does not let this agent", "A person decides"}},
 		{name: "device fault", setup: func(t *testing.T, bench *hubtest.Bench, _ string) {
 			bench.SetState("sim.temperature", device.StateOffline, "unplugged")
 		},
