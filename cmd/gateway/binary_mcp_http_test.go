@@ -1,0 +1,280 @@
+package main
+
+// /mcp tried as an attacker would (issue 15), on the real binary, with raw
+// net/http requests where the SDK's client would hide the answer: the
+// endpoint off by default, tokens refused and rate-limited, a session
+// taken over with another token, web pages of other sites, DNS rebinding,
+// oversize bodies, many sessions, a revoked token, and a clean stop with
+// sessions open. The helpers are in binary_helpers_test.go and
+// binary_mcp_test.go.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openhal/gateway/halhub/audit"
+)
+
+// mcpRevision is the revision the raw requests speak: one with sessions.
+const mcpRevision = "2025-06-18"
+
+// mcpInit is an initialize request of a raw client.
+const mcpInit = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + mcpRevision + `","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// mcpAnswer is an HTTP answer of /mcp as it came.
+type mcpAnswer struct {
+	code   int
+	header http.Header
+	body   string
+}
+
+// message is the answer's JSON-RPC message: the body of a JSON answer,
+// or the data of an event stream's first message.
+func (a mcpAnswer) message() string {
+	for _, line := range strings.Split(a.body, "\n") {
+		if data, ok := strings.CutPrefix(line, "data: "); ok {
+			return data
+		}
+	}
+	return a.body
+}
+
+func (a mcpAnswer) String() string {
+	return fmt.Sprintf("%d %q", a.code, strings.TrimSpace(a.body))
+}
+
+// mcpReq is one raw request to /mcp.
+type mcpReq struct {
+	method  string // POST when ""
+	token   string // no Authorization when ""
+	session string // Mcp-Session-Id
+	body    string
+	header  map[string]string // more headers; "Host" sets the request's Host
+}
+
+// mcpDo sends r to the gateway's /mcp on a new connection and reads the
+// whole answer.
+func mcpDo(t *testing.T, g *gateway, r mcpReq) mcpAnswer {
+	t.Helper()
+	if r.method == "" {
+		r.method = http.MethodPost
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, r.method, "http://"+g.httpAddr+"/mcp", strings.NewReader(r.body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if r.method == http.MethodGet {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if r.token != "" {
+		req.Header.Set("Authorization", "Bearer "+r.token)
+	}
+	if r.session != "" {
+		req.Header.Set("Mcp-Session-Id", r.session)
+		req.Header.Set("Mcp-Protocol-Version", mcpRevision)
+	}
+	for k, v := range r.header {
+		if k == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := hc.Do(req)
+	if err != nil {
+		t.Fatalf("%s /mcp: %v", r.method, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s /mcp: reading the answer: %v", r.method, err)
+	}
+	return mcpAnswer{code: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+// mcpSession opens a session as tok (initialize, then initialized) and
+// returns its id.
+func mcpSession(t *testing.T, g *gateway, tok string) string {
+	t.Helper()
+	a := mcpDo(t, g, mcpReq{token: tok, body: mcpInit})
+	id := a.header.Get("Mcp-Session-Id")
+	if a.code != http.StatusOK || id == "" || !strings.Contains(a.message(), `"protocolVersion":"`+mcpRevision+`"`) {
+		t.Fatalf("initialize: %v, session %q", a, id)
+	}
+	n := mcpDo(t, g, mcpReq{token: tok, session: id, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`})
+	if n.code != http.StatusAccepted {
+		t.Fatalf("notifications/initialized: %v", n)
+	}
+	return id
+}
+
+// toolCall is the body of a tools/call request.
+func toolCall(name string, args map[string]any) string {
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+		"params": map[string]any{"name": name, "arguments": args}})
+	return string(b)
+}
+
+// readLED reads sim.led with the CLI as admin.
+func readLED(t *testing.T, g *gateway) string {
+	t.Helper()
+	return strings.TrimSpace(gwOK(t, "read", "sim.led", "--hub", g.ws, "--state-dir", g.dir))
+}
+
+// TestBinaryMCPOffByDefault: without --mcp there is no /mcp — POST and
+// DELETE are refused by the mux (405), a GET is the console's, not an
+// event stream — and the console still answers GET /.
+func TestBinaryMCPOffByDefault(t *testing.T) {
+	g := startGateway(t, t.TempDir())
+	admin := readAdminToken(t, g.dir)
+	for _, r := range []mcpReq{
+		{token: admin, body: mcpInit},
+		{method: http.MethodDelete, token: admin, session: "x"},
+	} {
+		if a := mcpDo(t, g, r); a.code != http.StatusMethodNotAllowed && a.code != http.StatusNotFound {
+			t.Errorf("%s /mcp without --mcp: %v, want 405 or 404", r.method, a)
+		}
+	}
+	if a := mcpDo(t, g, mcpReq{method: http.MethodGet, token: admin, session: "x"}); a.code == http.StatusOK && strings.HasPrefix(a.header.Get("Content-Type"), "text/event-stream") {
+		t.Errorf("GET /mcp without --mcp is an event stream: %v", a)
+	}
+	resp, err := http.Get("http://" + g.httpAddr + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(b), "<html") {
+		t.Errorf("GET / without --mcp: %d %.80q, want the console", resp.StatusCode, b)
+	}
+	if strings.Contains(g.err.text(), "mcp:") {
+		t.Errorf("the gateway logged about MCP without --mcp:\n%s", g.err.text())
+	}
+}
+
+// TestBinaryMCPTokens: /mcp refuses a request without a bearer token and
+// an unknown token (401, WWW-Authenticate: Bearer); a flood of bad tokens
+// from one address is answered 429 once the Hub rate-limits the address
+// (issue 12's admission rules, as on /hal), while the operator's token and
+// an agent's, from the same address, are admitted at once. The audit
+// accounts for every failure, one entry each only up to the limit: the log
+// stays small.
+func TestBinaryMCPTokens(t *testing.T) {
+	const flood = 100
+	dir := t.TempDir()
+	g := startGateway(t, dir, "--mcp")
+	admin := readAdminToken(t, dir)
+	agent := g.addToken(t, "mcp-agent", "control_low")
+
+	a := mcpDo(t, g, mcpReq{body: mcpInit})
+	if a.code != http.StatusUnauthorized || !strings.HasPrefix(a.header.Get("WWW-Authenticate"), "Bearer") {
+		t.Errorf("no bearer: %v, WWW-Authenticate %q; want 401 Bearer", a, a.header.Get("WWW-Authenticate"))
+	}
+	for i := range 5 {
+		a := mcpDo(t, g, mcpReq{token: "gw_not-a-token-" + strconv.Itoa(i), body: mcpInit})
+		if a.code != http.StatusUnauthorized || !strings.HasPrefix(a.header.Get("WWW-Authenticate"), "Bearer") {
+			t.Fatalf("unknown token %d: %v, WWW-Authenticate %q; want 401 Bearer", i, a, a.header.Get("WWW-Authenticate"))
+		}
+	}
+	for i := range flood {
+		a := mcpDo(t, g, mcpReq{token: "gw_flood-" + strconv.Itoa(i), body: mcpInit})
+		if a.code != http.StatusTooManyRequests || a.header.Get("Retry-After") == "" {
+			t.Fatalf("bad token %d past the limit: %v, Retry-After %q; want 429 with Retry-After", i, a, a.header.Get("Retry-After"))
+		}
+	}
+	for name, tok := range map[string]string{"the operator": admin, "an agent": agent} {
+		start := time.Now()
+		mcpSession(t, g, tok)
+		if took := time.Since(start); took > stopWithin {
+			t.Errorf("%s's session after the flood took %v", name, took)
+		}
+	}
+	// The bad tokens never reached a session: nothing answered 200.
+	m := waitMetrics(t, g, admin, func(m map[string]float64) bool { return m["gateway_hal_rate_limited_total"] >= flood })
+	if m["gateway_hal_unauthorized_total"] != 5+flood {
+		t.Errorf("gateway_hal_unauthorized_total = %v, want %d", m["gateway_hal_unauthorized_total"], 5+flood)
+	}
+
+	g.stop(t) // writes the count entries still open
+	entries, _ := readAuditFiles(t, filepath.Join(dir, "audit"))
+	one := 0
+	for _, e := range entries {
+		if e.Principal.Kind == "anonymous" && e.Action != audit.ActionCount {
+			one++
+		}
+	}
+	if got := accounted(entries)["127.0.0.1 initialize unauthorized"]; got != 5+flood || one != 5 {
+		t.Errorf("the audit accounts for %d refused tokens in %d entries of their own; want %d, 5 of their own", got, one, 5+flood)
+	}
+	size := checkAuditDir(t, filepath.Join(dir, "audit"))
+	t.Logf("the audit files after the flood: %d bytes", size)
+	if size > 16<<10 {
+		t.Errorf("the audit files hold %d bytes after the flood, want a few KiB", size)
+	}
+}
+
+// TestBinaryMCPSessionHijack: a session opened with agent A's token, then
+// used with agent B's token (its Mcp-Session-Id learnt somehow), is
+// refused — POST, GET and DELETE alike — and nothing is done as A; with an
+// unknown token it is 401. Over the newest revision, which has no
+// sessions, the id is ignored and the request acts as B, whose write the
+// audit shows. A's session still serves A afterwards.
+func TestBinaryMCPSessionHijack(t *testing.T) {
+	g := startGateway(t, t.TempDir(), "--mcp")
+	a := g.addToken(t, "agent-a", "control_low")
+	b := g.addToken(t, "agent-b", "control_low")
+	session := mcpSession(t, g, a)
+	write := toolCall("write_device", map[string]any{"device": "sim.led", "value": true, "reason": "hijack"})
+
+	for _, r := range []mcpReq{
+		{token: b, session: session, body: write},
+		{method: http.MethodGet, token: b, session: session},
+		{method: http.MethodDelete, token: b, session: session},
+	} {
+		if ans := mcpDo(t, g, r); ans.code != http.StatusForbidden {
+			t.Errorf("%s with A's session and B's token: %v, want 403", r.method, ans)
+		}
+	}
+	if ans := mcpDo(t, g, mcpReq{token: "gw_not-a-token", session: session, body: write}); ans.code != http.StatusUnauthorized {
+		t.Errorf("A's session with an unknown token: %v, want 401", ans)
+	}
+	if got := readLED(t, g); got != "false" {
+		t.Fatalf("sim.led is %s after the hijack attempts", got)
+	}
+	// The newest revision has no sessions: its handler ignores the id, and
+	// acts as the token's agent, B.
+	stateless := strings.Replace(write, `"params":{`, `"params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"`+newestMCP+
+		`","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}},`, 1)
+	ans := mcpDo(t, g, mcpReq{token: b, session: session, body: stateless,
+		header: map[string]string{"Mcp-Protocol-Version": newestMCP, "Mcp-Method": "tools/call", "Mcp-Name": "write_device"}})
+	if ans.code != http.StatusOK || !strings.Contains(ans.message(), `"status":"applied"`) {
+		t.Fatalf("B's write over the newest revision, with A's session id: %v", ans)
+	}
+	writers := map[string]int{}
+	for _, e := range auditJSON(t, g) {
+		if e.Action == "write" {
+			writers[e.Principal.Name]++
+		}
+	}
+	if len(writers) != 1 || writers["agent-b"] != 1 {
+		t.Errorf("the audit's writers: %v, want B's one write and nothing of A's", writers)
+	}
+	// A's session survived B's DELETE.
+	ans = mcpDo(t, g, mcpReq{token: a, session: session, body: toolCall("read_device", map[string]any{"device": "sim.led"})})
+	if ans.code != http.StatusOK || !strings.Contains(ans.message(), `"value":true`) {
+		t.Fatalf("A's own session after the attempts: %v", ans)
+	}
+}
