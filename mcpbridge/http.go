@@ -112,10 +112,15 @@ func NewHandler(opt HTTPOptions) *Handler {
 	return h
 }
 
-// ServeHTTP checks the Origin and the token, finds or makes the token's
-// bridge, and passes the request to the SDK.
+// ServeHTTP checks the Origin, the Host and the token, finds or makes the
+// token's bridge, and passes the request to the SDK. A web page that may
+// not use the gateway is refused before its token is tried.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := h.opt.CheckOrigin(r); err != nil {
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	if err := checkHost(r); err != nil {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}

@@ -278,3 +278,53 @@ func TestBinaryMCPSessionHijack(t *testing.T) {
 		t.Fatalf("A's own session after the attempts: %v", ans)
 	}
 }
+
+// TestBinaryMCPOrigin: a web page of another site is refused (403) before
+// any token is tried, a valid one included; the gateway's own pages and
+// those of hub.allowedOrigins pass. A request to the loopback address
+// that names another host (DNS rebinding: a page of evil.example whose
+// name now points at 127.0.0.1) is refused as well, before its token is
+// tried. The Hub saw no token at all: none was counted as refused.
+func TestBinaryMCPOrigin(t *testing.T) {
+	dir := t.TempDir()
+	config := writeConfig(t, "board: sim\nhub:\n  allowedOrigins: [\"console.example\"]\n  mcp: {enabled: true}\n")
+	g := startGateway(t, dir, "--config", config)
+	admin := readAdminToken(t, dir)
+	agent := g.addToken(t, "mcp-agent", "control_low")
+	_, port, _ := strings.Cut(g.httpAddr, ":")
+
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+	}{
+		{"another site", map[string]string{"Origin": "http://evil.example"}},
+		{"another port", map[string]string{"Origin": "http://127.0.0.1:1"}},
+		{"an opaque origin", map[string]string{"Origin": "null"}},
+		{"DNS rebinding", map[string]string{"Host": "evil.example:" + port}},
+		{"DNS rebinding, same origin", map[string]string{"Host": "evil.example:" + port, "Origin": "http://evil.example:" + port}},
+	} {
+		for _, tok := range []string{"gw_not-a-token", agent} {
+			if a := mcpDo(t, g, mcpReq{token: tok, body: mcpInit, header: c.header}); a.code != http.StatusForbidden {
+				t.Errorf("%s: %v, want 403", c.name, a)
+			}
+		}
+	}
+	m := readMetrics(t, http.DefaultClient, "http://"+g.httpAddr+"/metrics", admin)
+	if m["gateway_hal_unauthorized_total"] != 0 {
+		t.Errorf("gateway_hal_unauthorized_total = %v: a refused page's token was tried", m["gateway_hal_unauthorized_total"])
+	}
+
+	for _, c := range []struct {
+		name   string
+		header map[string]string
+	}{
+		{"no Origin (a program)", nil},
+		{"the gateway's own page", map[string]string{"Origin": "http://" + g.httpAddr}},
+		{"hub.allowedOrigins", map[string]string{"Origin": "https://console.example"}},
+		{"localhost", map[string]string{"Host": "localhost:" + port, "Origin": "http://localhost:" + port}},
+	} {
+		if a := mcpDo(t, g, mcpReq{token: agent, body: mcpInit, header: c.header}); a.code != http.StatusOK || a.header.Get("Mcp-Session-Id") == "" {
+			t.Errorf("%s: %v, want a session", c.name, a)
+		}
+	}
+}
