@@ -67,11 +67,12 @@ type Handler struct {
 	closed  bool
 }
 
-// tokenBridge is a token's bridge and its idle timer.
+// tokenBridge is a token's bridge, its idle timer and its sessions.
 type tokenBridge struct {
-	b    *Bridge
-	id   string // the token's hash: the sessions' user
-	idle *time.Timer
+	b        *Bridge
+	id       string // the token's hash: the sessions' user
+	idle     *time.Timer
+	sessions *sessionSet
 }
 
 type bridgeKey struct{}
@@ -140,7 +141,21 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
+	h.serveSession(w, r, tb)
+}
+
+// serveSession passes a request of a revision with sessions to the SDK,
+// noting the session's use; one that made a session may close the
+// token's least recently used one (maxSessions).
+func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, tb *tokenBridge) {
+	id := r.Header.Get("Mcp-Session-Id")
+	tb.sessions.touch(id)
+	defer tb.sessions.touch(id) // a stream's end is a use too
 	h.stateful.ServeHTTP(w, r)
+	if made := w.Header().Get("Mcp-Session-Id"); id == "" && made != "" {
+		tb.sessions.touch(made)
+		tb.sessions.bound(tb.b.Server(), maxSessions)
+	}
 }
 
 // refuse answers a request whose token the Hub did not take, with the
@@ -207,11 +222,11 @@ func (h *Handler) keep(id string, b *Bridge) *tokenBridge {
 		h.mu.Unlock()
 		b.Close()
 		if tb == nil {
-			return &tokenBridge{b: b, id: id, idle: time.NewTimer(0)} // closed: its calls say so
+			return &tokenBridge{b: b, id: id, idle: time.NewTimer(0), sessions: newSessionSet()} // closed: its calls say so
 		}
 		return tb
 	}
-	tb := &tokenBridge{b: b, id: id}
+	tb := &tokenBridge{b: b, id: id, sessions: newSessionSet()}
 	tb.idle = time.AfterFunc(h.opt.IdleTimeout, func() { h.drop(tb) })
 	h.bridges[id] = tb
 	h.mu.Unlock()
@@ -222,7 +237,9 @@ func (h *Handler) keep(id string, b *Bridge) *tokenBridge {
 	return tb
 }
 
-// drop forgets and closes a bridge: idle, or its connection lost.
+// drop forgets and closes a bridge: idle, or its connection lost. Its
+// sessions end with it: their next request is answered 404, and a new
+// session gets a new bridge (or a 401 for a revoked token).
 func (h *Handler) drop(tb *tokenBridge) {
 	h.mu.Lock()
 	if h.bridges[tb.id] == tb {
@@ -230,7 +247,10 @@ func (h *Handler) drop(tb *tokenBridge) {
 	}
 	h.mu.Unlock()
 	tb.idle.Stop()
-	go tb.b.Close()
+	go func() {
+		tb.sessions.closeAll(tb.b.Server())
+		tb.b.Close()
+	}()
 }
 
 // Close ends every bridge: the gateway is stopping.

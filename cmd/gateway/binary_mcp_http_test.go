@@ -328,3 +328,75 @@ func TestBinaryMCPOrigin(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryMCPOversize: a body over 1 MiB is answered 413 — a first
+// request, one of a session, one of the newest revision — and the gateway
+// serves on, the session included.
+func TestBinaryMCPOversize(t *testing.T) {
+	g := startGateway(t, t.TempDir(), "--mcp")
+	agent := g.addToken(t, "mcp-agent", "control_low")
+	session := mcpSession(t, g, agent)
+	huge := toolCall("write_device", map[string]any{"device": "sim.led", "value": true, "reason": strings.Repeat("x", 1<<20)})
+	for _, r := range []mcpReq{
+		{token: agent, body: huge},
+		{token: agent, session: session, body: huge},
+		{token: agent, body: huge, header: map[string]string{"Mcp-Protocol-Version": newestMCP, "Mcp-Method": "tools/call", "Mcp-Name": "write_device"}},
+	} {
+		if a := mcpDo(t, g, r); a.code != http.StatusRequestEntityTooLarge {
+			t.Errorf("%d bytes (session %q): %v, want 413", len(r.body), r.session, a)
+		}
+	}
+	a := mcpDo(t, g, mcpReq{token: agent, session: session, body: toolCall("read_device", map[string]any{"device": "sim.led"})})
+	if a.code != http.StatusOK || !strings.Contains(a.message(), `"value":false`) {
+		t.Fatalf("the session after the oversize bodies: %v", a)
+	}
+	if got := readLED(t, g); got != "false" {
+		t.Fatalf("sim.led is %s", got)
+	}
+}
+
+// mcpSessionBound is how many sessions one token may hold at /mcp
+// (mcpbridge.maxSessions, docs/mcp.md): past it, the least recently used
+// is closed.
+const mcpSessionBound = 32
+
+// TestBinaryMCPManySessions: one token opens 200 sessions and never
+// closes them. The gateway keeps the most recent 32 (its bound per
+// token); an older one is gone (404: its client starts a new one), its
+// RSS stays under 64 MiB, and it answers, the newest sessions included.
+func TestBinaryMCPManySessions(t *testing.T) {
+	const sessions = 200
+	g := startGateway(t, t.TempDir(), "--mcp")
+	agent := g.addToken(t, "mcp-agent", "control_low")
+	start := vmHWM(t, g.cmd.Process.Pid)
+	ids := make([]string, sessions)
+	for i := range ids {
+		ids[i] = mcpSession(t, g, agent)
+	}
+	hwm := vmHWM(t, g.cmd.Process.Pid)
+	t.Logf("peak RSS (VmHWM): %.1f MiB at start, %.1f MiB after %d sessions", mib(start), mib(hwm), sessions)
+	if hwm > 64<<20 {
+		t.Errorf("peak RSS %.1f MiB after %d sessions, want under 64 MiB", mib(hwm), sessions)
+	}
+	read := toolCall("read_device", map[string]any{"device": "sim.led"})
+	for _, id := range ids[sessions-mcpSessionBound:] {
+		if a := mcpDo(t, g, mcpReq{token: agent, session: id, body: read}); a.code != http.StatusOK {
+			t.Fatalf("one of the %d newest sessions: %v", mcpSessionBound, a)
+		}
+	}
+	// The oldest, and the last one closed: the newest sessions were used
+	// since.
+	for _, id := range []string{ids[0], ids[sessions-mcpSessionBound-1]} {
+		if a := mcpDo(t, g, mcpReq{token: agent, session: id, body: read}); a.code != http.StatusNotFound {
+			t.Errorf("an old session past the bound: %v, want 404", a)
+		}
+	}
+	resp, err := http.Get("http://" + g.httpAddr + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("/healthz: %d", resp.StatusCode)
+	}
+}
