@@ -248,12 +248,15 @@ func (h *Handler) drop(tb *tokenBridge) {
 	h.mu.Unlock()
 	tb.idle.Stop()
 	go func() {
-		tb.sessions.closeAll(tb.b.Server())
 		tb.b.Close()
+		tb.sessions.closeAll(tb.b.Server())
 	}()
 }
 
-// Close ends every bridge: the gateway is stopping.
+// Close ends every bridge and its sessions: the gateway is stopping. The
+// sessions' event streams and waiting calls are HTTP requests still open:
+// ended here, they do not hold up the HTTP servers' shutdown. Later
+// requests are answered 503.
 func (h *Handler) Close() {
 	h.mu.Lock()
 	h.closed = true
@@ -263,6 +266,7 @@ func (h *Handler) Close() {
 	for _, tb := range all {
 		tb.idle.Stop()
 		tb.b.Close()
+		tb.sessions.closeAll(tb.b.Server())
 	}
 }
 

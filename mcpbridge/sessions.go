@@ -71,16 +71,18 @@ func (s *sessionSet) bound(server *mcp.Server, max int) {
 	}
 	s.mu.Unlock()
 	for _, ss := range closing {
-		ss.Close()
+		go ss.Close() // it waits for the session's calls in flight
 	}
 }
 
 // closeAll closes every session of server: its bridge has ended, and a
 // client is better told at once (404: start a new session) than kept on
-// a session whose calls can only fail.
+// a session whose calls can only fail. It does not wait: a session's
+// Close waits for its calls in flight, which end once the bridge is closed
+// (a call waiting for a value ends when the connection does).
 func (s *sessionSet) closeAll(server *mcp.Server) {
 	for ss := range server.Sessions() {
-		ss.Close()
+		go ss.Close()
 	}
 	s.mu.Lock()
 	clear(s.used)

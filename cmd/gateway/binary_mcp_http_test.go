@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/openhal/gateway/halhub/audit"
 )
 
@@ -398,5 +400,99 @@ func TestBinaryMCPManySessions(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
 		t.Errorf("/healthz: %d", resp.StatusCode)
+	}
+}
+
+// TestBinaryMCPRevoked: once `gateway token revoke` takes effect, the
+// next request of an open /mcp session is 401, and a `gateway mcp` on
+// stdio answers tool calls with an error starting "UNAUTHORIZED" (saying
+// a person must give a new token) instead of redialling without end.
+func TestBinaryMCPRevoked(t *testing.T) {
+	g := startGateway(t, t.TempDir(), "--mcp")
+	httpTok := g.addToken(t, "http-agent", "control_low")
+	stdioTok := g.addToken(t, "stdio-agent", "control_low")
+	session := mcpSession(t, g, httpTok)
+	read := toolCall("read_device", map[string]any{"device": "sim.led"})
+	if a := mcpDo(t, g, mcpReq{token: httpTok, session: session, body: read}); a.code != http.StatusOK {
+		t.Fatalf("before the revocation: %v", a)
+	}
+	stdio := connectMCP(t, g, "stdio", mcpRevision, stdioTok)
+	stdio.ok(t, "read_device", map[string]any{"device": "sim.led"}, nil)
+
+	for _, name := range []string{"http-agent", "stdio-agent"} {
+		from := g.err.len()
+		gwOK(t, "token", "revoke", name, "--state-dir", g.dir)
+		g.err.waitFor(t, from, `msg="closing connection of a revoked token" .*principal=`+name, waitLong)
+	}
+
+	// The Hub has closed the bridge's connection; the bridge's end, and
+	// its sessions', follows at once: until then a call is a tool error.
+	deadline := time.Now().Add(waitLong)
+	for {
+		a := mcpDo(t, g, mcpReq{token: httpTok, session: session, body: read})
+		if a.code == http.StatusUnauthorized {
+			break
+		}
+		if a.code != http.StatusOK || !strings.Contains(a.message(), `"isError":true`) || time.Now().After(deadline) {
+			t.Fatalf("the revoked token's session: %v, want 401", a)
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+	for {
+		text := stdio.failing(t, "read_device", map[string]any{"device": "sim.led"})
+		if strings.HasPrefix(text, "UNAUTHORIZED") {
+			t.Logf("the revoked stdio bridge: %s", text)
+			if !strings.Contains(text, "person") {
+				t.Errorf("the revoked stdio bridge says %q: want it to say a person must give a new token", text)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the revoked stdio bridge still answers %q", text)
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+}
+
+// TestBinaryMCPCleanStop: SIGTERM with MCP sessions open — SDK clients
+// over HTTP of both revisions (the older one holding its event stream
+// open), one subscribed to a device, one waiting in wait_for_value, a raw
+// session, and a `gateway mcp` on stdio — ends within the usual 3 s, with
+// exit 0 and no ERROR in the log; the waiting call ends too.
+func TestBinaryMCPCleanStop(t *testing.T) {
+	g := startGateway(t, t.TempDir(), "--mcp")
+	agent := g.addToken(t, "mcp-agent", "control_low")
+	older := connectMCP(t, g, "http", mcpRevision, agent)
+	newest := connectMCP(t, g, "http", "", agent)
+	connectMCP(t, g, "stdio", "", agent)
+	mcpSession(t, g, agent)
+
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	res, err := older.ListResources(ctx, nil)
+	if err != nil || len(res.Resources) == 0 {
+		t.Fatalf("resources/list: %v", err)
+	}
+	if err := older.Subscribe(ctx, &mcp.SubscribeParams{URI: res.Resources[0].URI}); err != nil {
+		t.Fatalf("subscribe: %v", err)
+	}
+	admin := readAdminToken(t, g.dir)
+	before := waitMetrics(t, g, admin, func(map[string]float64) bool { return true })["gateway_hal_requests_total"]
+	waiting := make(chan error, 1)
+	go func() {
+		_, err := newest.CallTool(ctx, &mcp.CallToolParams{Name: "wait_for_value",
+			Arguments: map[string]any{"device": "sim.button", "op": "eq", "value": true, "timeoutSeconds": 50}})
+		waiting <- err
+	}()
+	// The wait is under way once its first read reached the Hub: poll the
+	// metrics, the only sign of it.
+	waitMetrics(t, g, admin, func(m map[string]float64) bool { return m["gateway_hal_requests_total"] > before })
+
+	g.stop(t)
+	select {
+	case err := <-waiting:
+		t.Logf("the waiting call ended: %v", err)
+	case <-time.After(waitLong):
+		t.Errorf("the waiting call did not end with the gateway")
 	}
 }
