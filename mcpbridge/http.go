@@ -153,7 +153,7 @@ func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, tb *token
 	defer tb.sessions.touch(id) // a stream's end is a use too
 	h.stateful.ServeHTTP(w, r)
 	if made := w.Header().Get("Mcp-Session-Id"); id == "" && made != "" {
-		tb.sessions.touch(made)
+		tb.sessions.add(made)
 		tb.sessions.bound(tb.b.Server(), maxSessions)
 	}
 }

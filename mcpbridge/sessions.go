@@ -27,15 +27,23 @@ type sessionSet struct {
 
 func newSessionSet() *sessionSet { return &sessionSet{used: map[string]uint64{}} }
 
-// touch notes a use of the session id (a request naming it, or making it).
-func (s *sessionSet) touch(id string) {
-	if id == "" {
-		return
-	}
+// add notes a session just made.
+func (s *sessionSet) add(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.tick++
 	s.used[id] = s.tick
+}
+
+// touch notes a use of the session id, if it is one of the set's: an id
+// a request names is anyone's guess, and is not remembered.
+func (s *sessionSet) touch(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.used[id]; ok {
+		s.tick++
+		s.used[id] = s.tick
+	}
 }
 
 // bound closes the least recently used sessions of server until at most

@@ -363,7 +363,7 @@ func TestBinaryMCPOversize(t *testing.T) {
 const mcpSessionBound = 32
 
 // TestBinaryMCPManySessions: one token opens 200 sessions and never
-// closes them. The gateway keeps the most recent 32 (its bound per
+// closes them. The gateway keeps the 32 used most recently (its bound per
 // token); an older one is gone (404: its client starts a new one), its
 // RSS stays under 64 MiB, and it answers, the newest sessions included.
 func TestBinaryMCPManySessions(t *testing.T) {
@@ -388,11 +388,19 @@ func TestBinaryMCPManySessions(t *testing.T) {
 	}
 	// The oldest, and the last one closed: the newest sessions were used
 	// since.
-	for _, id := range []string{ids[0], ids[sessions-mcpSessionBound-1]} {
-		if a := mcpDo(t, g, mcpReq{token: agent, session: id, body: read}); a.code != http.StatusNotFound {
-			t.Errorf("an old session past the bound: %v, want 404", a)
-		}
+	waitGone(t, g, agent, ids[0])
+	waitGone(t, g, agent, ids[sessions-mcpSessionBound-1])
+	// Least recently used, not oldest: the oldest left was used just now,
+	// so a new session closes the one after it.
+	oldest := ids[sessions-mcpSessionBound]
+	if a := mcpDo(t, g, mcpReq{token: agent, session: oldest, body: read}); a.code != http.StatusOK {
+		t.Fatalf("the oldest session kept: %v", a)
 	}
+	mcpSession(t, g, agent)
+	if a := mcpDo(t, g, mcpReq{token: agent, session: oldest, body: read}); a.code != http.StatusOK {
+		t.Errorf("the oldest session, used before a new one: %v", a)
+	}
+	waitGone(t, g, agent, ids[sessions-mcpSessionBound+1])
 	resp, err := http.Get("http://" + g.httpAddr + "/healthz")
 	if err != nil {
 		t.Fatal(err)
@@ -454,6 +462,26 @@ func TestBinaryMCPRevoked(t *testing.T) {
 	}
 }
 
+// waitGone waits until the session id is answered 404: closed past the
+// bound. The gateway closes it in the background (a session's close waits
+// for its calls in flight), so the first request after the new session
+// may still find it.
+func waitGone(t *testing.T, g *gateway, tok, id string) {
+	t.Helper()
+	read := toolCall("read_device", map[string]any{"device": "sim.led"})
+	deadline := time.Now().Add(waitLong)
+	for {
+		a := mcpDo(t, g, mcpReq{token: tok, session: id, body: read})
+		if a.code == http.StatusNotFound {
+			return
+		}
+		if a.code != http.StatusOK || time.Now().After(deadline) {
+			t.Fatalf("a session past the bound: %v, want 404", a)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}
+
 // TestBinaryMCPCleanStop: SIGTERM with MCP sessions open — SDK clients
 // over HTTP of both revisions (the older one holding its event stream
 // open), one subscribed to a device, one waiting in wait_for_value, a raw
@@ -494,5 +522,44 @@ func TestBinaryMCPCleanStop(t *testing.T) {
 		t.Logf("the waiting call ended: %v", err)
 	case <-time.After(waitLong):
 		t.Errorf("the waiting call did not end with the gateway")
+	}
+}
+
+// TestBinaryMCPMalformed: requests no client should send — broken JSON, a
+// batch, another content type, a second initialize, an unknown or forged
+// session, a GET without one — are each answered with a 4xx (or a
+// JSON-RPC error), log no ERROR (checked at the end), and leave the
+// session and the gateway serving.
+func TestBinaryMCPMalformed(t *testing.T) {
+	g := startGateway(t, t.TempDir(), "--mcp")
+	agent := g.addToken(t, "mcp-agent", "control_low")
+	session := mcpSession(t, g, agent)
+	for _, c := range []struct {
+		name string
+		r    mcpReq
+	}{
+		{"broken JSON", mcpReq{token: agent, body: `{"jsonrpc":"2.0","id":1,"method":`}},
+		{"broken JSON in a session", mcpReq{token: agent, session: session, body: `{"jsonrpc":`}},
+		{"not JSON-RPC", mcpReq{token: agent, session: session, body: `[1,2,3]`}},
+		{"a batch", mcpReq{token: agent, session: session, body: "[" + toolCall("list_devices", nil) + "," + toolCall("list_devices", nil) + "]"}},
+		{"another content type", mcpReq{token: agent, session: session, body: toolCall("list_devices", nil), header: map[string]string{"Content-Type": "text/plain"}}},
+		{"a second initialize", mcpReq{token: agent, session: session, body: mcpInit}},
+		{"initialized before initialize", mcpReq{token: agent, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`}},
+		{"a call before initialize", mcpReq{token: agent, body: toolCall("list_devices", nil)}},
+		{"an unknown session", mcpReq{token: agent, session: "nosuch", body: toolCall("list_devices", nil)}},
+		{"a session id of 4 KiB", mcpReq{token: agent, session: strings.Repeat("s", 4096), body: toolCall("list_devices", nil)}},
+		{"GET without a session", mcpReq{method: http.MethodGet, token: agent}},
+		{"DELETE of an unknown session", mcpReq{method: http.MethodDelete, token: agent, session: "nosuch"}},
+		{"an unsupported revision", mcpReq{token: agent, session: session, body: toolCall("list_devices", nil), header: map[string]string{"Mcp-Protocol-Version": "1999-01-01"}}},
+	} {
+		a := mcpDo(t, g, c.r)
+		if a.code >= 500 || a.code < 400 && !strings.Contains(a.message(), `"error"`) && a.code != http.StatusAccepted {
+			t.Errorf("%s: %v, want a 4xx or a JSON-RPC error", c.name, a)
+		}
+		t.Logf("%s: %d", c.name, a.code)
+	}
+	a := mcpDo(t, g, mcpReq{token: agent, session: session, body: toolCall("read_device", map[string]any{"device": "sim.led"})})
+	if a.code != http.StatusOK || !strings.Contains(a.message(), `"value":false`) {
+		t.Fatalf("the session after the malformed requests: %v", a)
 	}
 }
