@@ -31,6 +31,12 @@ type HTTPOptions struct {
 	Dial func(ctx context.Context, token, peer string) (*halclient.Conn, error)
 	// CheckOrigin is the Hub's Origin rule (halhub Hub.CheckOrigin).
 	CheckOrigin func(*http.Request) error
+	// Admit, when set, admits the HTTP connection of a request whose
+	// token the Hub took as one of the token's scope (halhub
+	// Hub.AdmitHTTP): it leaves the budget of connections not yet
+	// authenticated for a slot of the Hub's, as a WebSocket does after
+	// hal/initialize; false when no slot is free.
+	Admit func(r *http.Request, scope openhal.Scope) bool
 	// IdleTimeout ends an MCP session, and a token's bridge with its Hub
 	// connection, after this long without a request; 0 means 30 minutes.
 	IdleTimeout time.Duration
@@ -134,6 +140,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	tb, err := h.bridge(r, tok)
 	if err != nil {
 		h.refuse(w, err)
+		return
+	}
+	if h.opt.Admit != nil && !h.opt.Admit(r, tb.b.Principal().Scope) {
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "the gateway has no connection slot free for this agent now (hub.limits.maxConnections): try again later", http.StatusServiceUnavailable)
 		return
 	}
 	r = r.WithContext(context.WithValue(r.Context(), bridgeKey{}, tb))

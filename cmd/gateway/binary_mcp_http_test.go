@@ -563,3 +563,100 @@ func TestBinaryMCPMalformed(t *testing.T) {
 		t.Fatalf("the session after the malformed requests: %v", a)
 	}
 }
+
+// TestBinaryMCPStreamsLeaveRoom: an /mcp connection whose request carried
+// a valid token is admitted as a WebSocket is once hal/initialize
+// succeeds: it leaves the budget of connections not yet authenticated
+// (8 per address) for one of the Hub's slots. Twelve SDK clients on one
+// address, each holding its event stream open, all connect, and the
+// operator's `gateway stop` over WebSocket from the same address gets
+// through within a second. Before, the eighth stream used up the
+// address's budget: the next client, and the operator, were closed at
+// accept.
+func TestBinaryMCPStreamsLeaveRoom(t *testing.T) {
+	g := startGateway(t, t.TempDir(), "--mcp")
+	agent := g.addToken(t, "mcp-agent", "control_low")
+	for range 12 {
+		c := connectMCP(t, g, "http", mcpRevision, agent)
+		c.ok(t, "list_devices", nil, nil)
+	}
+	start := time.Now()
+	out := gwOK(t, "stop", "--hub", g.ws, "--state-dir", g.dir, "--reason", "beside the agents")
+	if took := time.Since(start); took > stopWithin || !strings.HasPrefix(out, "emergency stop engaged: ") {
+		t.Errorf("the operator's stop beside the agents' streams: %q after %v", out, took)
+	}
+	admin := readAdminToken(t, g.dir)
+	m := readMetrics(t, bearerClient(admin), "http://"+g.httpAddr+"/metrics", admin)
+	if m["gateway_hal_connections_refused_total"] != 0 || m["gateway_hal_connections_unauthenticated"] > 2 {
+		t.Errorf("connections refused at accept: %v, not yet authenticated: %v; want none refused, and the streams authenticated",
+			m["gateway_hal_connections_refused_total"], m["gateway_hal_connections_unauthenticated"])
+	}
+}
+
+// TestBinaryMCPSlotsFull: an agent's open /mcp streams take the Hub's
+// slots (hub.limits.maxConnections, 4 here, one of them its bridge's),
+// and past them its requests are answered 503; the operator's stop still
+// gets through on the admin reserve, and once the streams close their
+// slots are free again.
+func TestBinaryMCPSlotsFull(t *testing.T) {
+	config := writeConfig(t, "board: sim\nhub:\n  limits: {maxConnections: 4}\n  mcp: {enabled: true}\n")
+	g := startGateway(t, t.TempDir(), "--config", config)
+	agent := g.addToken(t, "mcp-agent", "control_low")
+	var streams []*http.Response
+	defer func() {
+		for _, s := range streams {
+			s.Body.Close()
+		}
+	}()
+	for {
+		a := mcpDo(t, g, mcpReq{token: agent, body: mcpInit})
+		if a.code == http.StatusServiceUnavailable {
+			break
+		}
+		if a.code != http.StatusOK || len(streams) > 4 {
+			t.Fatalf("session %d: %v, want a session or, past the slots, 503", len(streams)+1, a)
+		}
+		streams = append(streams, openStream(t, g, agent, a.header.Get("Mcp-Session-Id")))
+	}
+	t.Logf("%d streams held the slots", len(streams))
+	start := time.Now()
+	out := gwOK(t, "stop", "--hub", g.ws, "--state-dir", g.dir, "--reason", "slots full")
+	if took := time.Since(start); took > stopWithin || !strings.HasPrefix(out, "emergency stop engaged: ") {
+		t.Errorf("the operator's stop with the slots full: %q after %v", out, took)
+	}
+	for _, s := range streams {
+		s.Body.Close()
+	}
+	streams = nil
+	// The gateway sees each close when its read of the connection ends.
+	deadline := time.Now().Add(waitLong)
+	for a := mcpDo(t, g, mcpReq{token: agent, body: mcpInit}); a.code != http.StatusOK; a = mcpDo(t, g, mcpReq{token: agent, body: mcpInit}) {
+		if a.code != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("a session once the streams closed: %v", a)
+		}
+		<-time.After(20 * time.Millisecond)
+	}
+}
+
+// openStream opens a session's event stream (GET) on a connection of its
+// own and returns it open.
+func openStream(t *testing.T, g *gateway, tok, session string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+g.httpAddr+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Mcp-Session-Id", session)
+	req.Header.Set("Mcp-Protocol-Version", mcpRevision)
+	resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
+	if err != nil {
+		t.Fatalf("GET /mcp: %v", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		t.Fatalf("GET /mcp: %d", resp.StatusCode)
+	}
+	return resp
+}
