@@ -173,7 +173,7 @@ func TestBinaryMCPOffByDefault(t *testing.T) {
 // (issue 12's admission rules, as on /hal), while the operator's token and
 // an agent's, from the same address, are admitted at once. The audit
 // accounts for every failure, one entry each only up to the limit: the log
-// stays small.
+// stays small; the gateway's own log has no line per failure above debug.
 func TestBinaryMCPTokens(t *testing.T) {
 	const flood = 100
 	dir := t.TempDir()
@@ -191,6 +191,7 @@ func TestBinaryMCPTokens(t *testing.T) {
 			t.Fatalf("unknown token %d: %v, WWW-Authenticate %q; want 401 Bearer", i, a, a.header.Get("WWW-Authenticate"))
 		}
 	}
+	mark := g.err.len()
 	for i := range flood {
 		a := mcpDo(t, g, mcpReq{token: "gw_flood-" + strconv.Itoa(i), body: mcpInit})
 		if a.code != http.StatusTooManyRequests || a.header.Get("Retry-After") == "" {
@@ -204,7 +205,18 @@ func TestBinaryMCPTokens(t *testing.T) {
 			t.Errorf("%s's session after the flood took %v", name, took)
 		}
 	}
-	// The bad tokens never reached a session: nothing answered 200.
+	// The gateway's own log, at its usual levels, has no line per failure
+	// either.
+	lines := strings.Split(g.err.text(), "\n")[mark:]
+	info := 0
+	for _, l := range lines {
+		if !strings.Contains(l, "level=DEBUG") {
+			info++
+		}
+	}
+	if info > 2 {
+		t.Errorf("%d lines above debug level in the gateway's log during the flood", info)
+	}
 	m := waitMetrics(t, g, admin, func(m map[string]float64) bool { return m["gateway_hal_rate_limited_total"] >= flood })
 	if m["gateway_hal_unauthorized_total"] != 5+flood {
 		t.Errorf("gateway_hal_unauthorized_total = %v, want %d", m["gateway_hal_unauthorized_total"], 5+flood)
