@@ -1,6 +1,7 @@
 package halhub
 
 import (
+	"net/http"
 	"sync"
 
 	"github.com/openhal/gateway/openhal"
@@ -93,20 +94,55 @@ func (t *ticket) release() {
 // MaxConnections, or for an admin token one of AdminReserve more. It
 // reports false when none is free (the caller answers BUSY "full").
 func (h *Hub) takeSlot(s *session, scope openhal.Scope) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.takeSlotLocked(scope) {
+		return false
+	}
+	s.slotted = true
+	return true
+}
+
+// takeSlotLocked takes one of the slots scope may use, counting a refusal;
+// h.mu is held.
+func (h *Hub) takeSlotLocked(scope openhal.Scope) bool {
 	lim := h.opt.Limits
 	most := lim.MaxConnections
 	if scope == openhal.ScopeAdmin {
 		most += lim.AdminReserve
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.slots >= most {
 		h.stats.full.Add(1)
 		return false
 	}
 	h.slots++
-	s.slotted = true
 	return true
+}
+
+// AdmitHTTP admits the HTTP connection of r as authenticated, for an
+// endpoint besides /hal whose requests carry a token the caller has
+// verified (/mcp, whose event streams stay open): as hal/initialize does
+// for a WebSocket, the connection gives back its ticket of the budget of
+// connections not yet authenticated and takes one of the Hub's slots (an
+// admin token's may be of the reserve), held until it closes. Otherwise
+// an agent's open streams would use up its address's budget, and lock out
+// the operator on the same machine, at accept. It reports false when no
+// slot is free (the caller answers busy). A connection admitted already,
+// or from a listener that is not guarded, passes.
+func (h *Hub) AdmitHTTP(r *http.Request, scope openhal.Scope) bool {
+	g, _ := r.Context().Value(guardedConnKey{}).(*guardedConn)
+	if g == nil {
+		return true
+	}
+	return g.admit(h, scope)
+}
+
+// giveSlot gives back the slot of an HTTP connection that closed
+// (AdmitHTTP).
+func (h *Hub) giveSlot() {
+	h.mu.Lock()
+	h.slots--
+	h.mu.Unlock()
 }
 
 // register adds a session to those the Hub closes, revokes and shuts

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/openhal/gateway/openhal"
 )
 
 // Accept backs off like net/http's: 5 ms after the first failure, doubling
@@ -227,7 +229,8 @@ func (h *Hub) admitConn(c net.Conn) *guardedConn {
 }
 
 // guardedConn is a connection admitted by a guardedListener. Closing it
-// gives its ticket back (if authentication has not already).
+// gives its ticket back (if authentication has not already), and the
+// Hub's slot an HTTP connection took (AdmitHTTP).
 type guardedConn struct {
 	net.Conn
 	peer   string // the budget's key: remote address, or "uid:N"
@@ -235,6 +238,29 @@ type guardedConn struct {
 
 	httpIdle     atomic.Bool // HTTP: between requests (ConnState)
 	readTimedOut atomic.Bool // a read hit its deadline
+
+	mu      sync.Mutex
+	slotHub *Hub // whose slot c holds (AdmitHTTP), until closed
+	closed  bool
+}
+
+// admit gives c one of h's slots for scope in place of its ticket
+// (Hub.AdmitHTTP).
+func (c *guardedConn) admit(h *Hub, scope openhal.Scope) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.slotHub != nil || c.closed {
+		return true // admitted already; or closed, its request ending
+	}
+	h.mu.Lock()
+	ok := h.takeSlotLocked(scope)
+	h.mu.Unlock()
+	if !ok {
+		return false
+	}
+	c.slotHub = h
+	c.ticket.release()
+	return true
 }
 
 func (c *guardedConn) Read(p []byte) (int, error) {
@@ -247,6 +273,13 @@ func (c *guardedConn) Read(p []byte) (int, error) {
 }
 
 func (c *guardedConn) Close() error {
+	c.mu.Lock()
+	h := c.slotHub
+	c.slotHub, c.closed = nil, true
+	c.mu.Unlock()
+	if h != nil {
+		h.giveSlot()
+	}
 	c.ticket.release()
 	return c.Conn.Close()
 }

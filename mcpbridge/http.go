@@ -31,6 +31,12 @@ type HTTPOptions struct {
 	Dial func(ctx context.Context, token, peer string) (*halclient.Conn, error)
 	// CheckOrigin is the Hub's Origin rule (halhub Hub.CheckOrigin).
 	CheckOrigin func(*http.Request) error
+	// Admit, when set, admits the HTTP connection of a request whose
+	// token the Hub took as one of the token's scope (halhub
+	// Hub.AdmitHTTP): it leaves the budget of connections not yet
+	// authenticated for a slot of the Hub's, as a WebSocket does after
+	// hal/initialize; false when no slot is free.
+	Admit func(r *http.Request, scope openhal.Scope) bool
 	// IdleTimeout ends an MCP session, and a token's bridge with its Hub
 	// connection, after this long without a request; 0 means 30 minutes.
 	IdleTimeout time.Duration
@@ -67,11 +73,12 @@ type Handler struct {
 	closed  bool
 }
 
-// tokenBridge is a token's bridge and its idle timer.
+// tokenBridge is a token's bridge, its idle timer and its sessions.
 type tokenBridge struct {
-	b    *Bridge
-	id   string // the token's hash: the sessions' user
-	idle *time.Timer
+	b        *Bridge
+	id       string // the token's hash: the sessions' user
+	idle     *time.Timer
+	sessions *sessionSet
 }
 
 type bridgeKey struct{}
@@ -112,10 +119,15 @@ func NewHandler(opt HTTPOptions) *Handler {
 	return h
 }
 
-// ServeHTTP checks the Origin and the token, finds or makes the token's
-// bridge, and passes the request to the SDK.
+// ServeHTTP checks the Origin, the Host and the token, finds or makes the
+// token's bridge, and passes the request to the SDK. A web page that may
+// not use the gateway is refused before its token is tried.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err := h.opt.CheckOrigin(r); err != nil {
+		http.Error(w, err.Error(), http.StatusForbidden)
+		return
+	}
+	if err := checkHost(r); err != nil {
 		http.Error(w, err.Error(), http.StatusForbidden)
 		return
 	}
@@ -130,12 +142,31 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, err)
 		return
 	}
+	if h.opt.Admit != nil && !h.opt.Admit(r, tb.b.Principal().Scope) {
+		w.Header().Set("Retry-After", "10")
+		http.Error(w, "the gateway has no connection slot free for this agent now (hub.limits.maxConnections): try again later", http.StatusServiceUnavailable)
+		return
+	}
 	r = r.WithContext(context.WithValue(r.Context(), bridgeKey{}, tb))
 	if h.statelessRequest(r) {
 		h.stateless.ServeHTTP(w, r)
 		return
 	}
+	h.serveSession(w, r, tb)
+}
+
+// serveSession passes a request of a revision with sessions to the SDK,
+// noting the session's use; one that made a session may close the
+// token's least recently used one (maxSessions).
+func (h *Handler) serveSession(w http.ResponseWriter, r *http.Request, tb *tokenBridge) {
+	id := r.Header.Get("Mcp-Session-Id")
+	tb.sessions.touch(id)
+	defer tb.sessions.touch(id) // a stream's end is a use too
 	h.stateful.ServeHTTP(w, r)
+	if made := w.Header().Get("Mcp-Session-Id"); id == "" && made != "" {
+		tb.sessions.add(made)
+		tb.sessions.bound(tb.b.Server(), maxSessions)
+	}
 }
 
 // refuse answers a request whose token the Hub did not take, with the
@@ -202,11 +233,11 @@ func (h *Handler) keep(id string, b *Bridge) *tokenBridge {
 		h.mu.Unlock()
 		b.Close()
 		if tb == nil {
-			return &tokenBridge{b: b, id: id, idle: time.NewTimer(0)} // closed: its calls say so
+			return &tokenBridge{b: b, id: id, idle: time.NewTimer(0), sessions: newSessionSet()} // closed: its calls say so
 		}
 		return tb
 	}
-	tb := &tokenBridge{b: b, id: id}
+	tb := &tokenBridge{b: b, id: id, sessions: newSessionSet()}
 	tb.idle = time.AfterFunc(h.opt.IdleTimeout, func() { h.drop(tb) })
 	h.bridges[id] = tb
 	h.mu.Unlock()
@@ -217,7 +248,9 @@ func (h *Handler) keep(id string, b *Bridge) *tokenBridge {
 	return tb
 }
 
-// drop forgets and closes a bridge: idle, or its connection lost.
+// drop forgets and closes a bridge: idle, or its connection lost. Its
+// sessions end with it: their next request is answered 404, and a new
+// session gets a new bridge (or a 401 for a revoked token).
 func (h *Handler) drop(tb *tokenBridge) {
 	h.mu.Lock()
 	if h.bridges[tb.id] == tb {
@@ -225,10 +258,16 @@ func (h *Handler) drop(tb *tokenBridge) {
 	}
 	h.mu.Unlock()
 	tb.idle.Stop()
-	go tb.b.Close()
+	go func() {
+		tb.b.Close()
+		tb.sessions.closeAll(tb.b.Server())
+	}()
 }
 
-// Close ends every bridge: the gateway is stopping.
+// Close ends every bridge and its sessions: the gateway is stopping. The
+// sessions' event streams and waiting calls are HTTP requests still open:
+// ended here, they do not hold up the HTTP servers' shutdown. Later
+// requests are answered 503.
 func (h *Handler) Close() {
 	h.mu.Lock()
 	h.closed = true
@@ -238,6 +277,7 @@ func (h *Handler) Close() {
 	for _, tb := range all {
 		tb.idle.Stop()
 		tb.b.Close()
+		tb.sessions.closeAll(tb.b.Server())
 	}
 }
 

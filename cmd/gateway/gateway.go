@@ -173,15 +173,19 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 		Probes:  map[string]func(context.Context) error{"supervisor": sup.Probe, "state": stateProbe},
 		Console: web,
 	}
+	stopMCP := func() {}
 	if cfg.Hub.MCP.Enabled {
 		mcpHandler := newMCPHandler(cfg, hub, log)
 		defer mcpHandler.Close()
-		httpOpt.MCP = mcpHandler
+		httpOpt.MCP, stopMCP = mcpHandler, mcpHandler.Close
 	}
-	stopListeners, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
+	stopHTTP, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
 	if err != nil {
 		return err
 	}
+	// The MCP sessions first: their open streams would hold the HTTP
+	// servers' shutdown for its whole grace.
+	stopListeners := func() { stopMCP(); stopHTTP() }
 	sockets.CloseUnused()
 	sup.Start()
 	extendStart(notifier, "adapters", log)

@@ -28,6 +28,7 @@ func newMCPHandler(cfg *board.Config, hub *halhub.Hub, log *slog.Logger) *mcpbri
 	return mcpbridge.NewHandler(mcpbridge.HTTPOptions{
 		Dial:        dial,
 		CheckOrigin: hub.CheckOrigin,
+		Admit:       hub.AdmitHTTP,
 		IdleTimeout: cfg.Hub.MCP.IdleTimeout,
 		Gateway:     name, // resource URIs: openhal://<name>/devices/<id>
 		Version:     version,
