@@ -8,6 +8,8 @@
 // initialize with the seed's values gives the seed's bytes.
 package adapterproto
 
+import "encoding/json"
+
 // Protocol is the one protocol version the gateway speaks.
 const Protocol = 1
 
@@ -81,6 +83,11 @@ type InitializeParams struct {
 	Grant     Grant  `json:"grant"`
 	Paths     Paths  `json:"paths"`
 	Limits    Limits `json:"limits"`
+	// Settings are the adapter's own settings from the gateway's
+	// configuration (adapters.settings.<name>), a JSON object; absent
+	// when there are none. The gateway's extension of the seed's params:
+	// an adapter that does not know it ignores it.
+	Settings json.RawMessage `json:"settings,omitempty"`
 }
 
 // Host names the daemon. Product is the gateway's extra field, which

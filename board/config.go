@@ -9,9 +9,12 @@ package board
 
 import (
 	_ "embed"
+	"encoding/json"
 	"fmt"
 	"os"
 	"time"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/openhal/gateway/board/sim"
 	"github.com/openhal/gateway/openhal"
@@ -55,6 +58,47 @@ type AdaptersConfig struct {
 	// User is the system user adapters run as, without the gateway's
 	// groups and files.
 	User string `yaml:"user"`
+	// Settings are each adapter's own settings, by adapter name: a
+	// mapping the gateway does not read, handed to the adapter in its
+	// initialize params (the gateway's extension "settings"), so that an
+	// adapter shipped with the gateway (mqtt) is configured in the same
+	// file that enables it. They go over the adapter's standard input,
+	// never its command line or environment, since they may hold a
+	// password.
+	Settings map[string]AdapterSettings `yaml:"settings"`
+}
+
+// AdapterSettings returns each adapter's settings as JSON, by name.
+func (c *Config) AdapterSettings() map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(c.Adapters.Settings))
+	for name, s := range c.Adapters.Settings {
+		out[name] = s.JSON
+	}
+	return out
+}
+
+// AdapterSettings is one adapter's settings, as JSON.
+type AdapterSettings struct{ JSON json.RawMessage }
+
+// decodeNode takes any mapping, as JSON: the adapter checks its own
+// fields. YAML's own types (timestamps, binary) have no JSON form and
+// are refused.
+func (s *AdapterSettings) decodeNode(d *decoder, path string, n *yaml.Node) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(path, n.Line, "want a mapping of the adapter's settings, got %s", describe(n))
+		return
+	}
+	var v any
+	if err := n.Decode(&v); err != nil {
+		d.fail(path, n.Line, "%v", err)
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		d.fail(path, n.Line, "settings with no JSON form: %v", err)
+		return
+	}
+	s.JSON = b
 }
 
 // HubConfig is how the Hub serves clients.

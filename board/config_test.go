@@ -229,6 +229,8 @@ func TestParseErrors(t *testing.T) {
 		{"adapter user empty", "board: sim\nadapters:\n  user: \"\"\n", `adapters.user: "" is not a user name`},
 		{"adapter user bad", "board: sim\nadapters:\n  user: \"a b\"\n", `adapters.user: "a b" is not a user name`},
 		{"threshold not finite", sim("  temperatureThreshold: .inf\n"), "sim.temperatureThreshold: want a finite number, got +Inf"},
+		{"settings not a mapping", "board: sim\nadapters:\n  settings:\n    mqtt: tcp://x\n", "adapters.settings.mqtt: want a mapping of the adapter's settings, got \"tcp://x\""},
+		{"settings of a bad name", "board: sim\nadapters:\n  settings:\n    MQTT: {a: 1}\n", "adapters.settings.MQTT: want an adapter name matching ^[a-z][a-z0-9-]{0,31}$"},
 		{"no MCP idle timeout", hub("  mcp: {enabled: true, idleTimeout: 0s}\n"), "hub.mcp.idleTimeout: must be a positive duration, got 0s"},
 		{"negative history", hub("  history: {maxSeries: -1}\n"), "hub.history.maxSeries: must be from 0 to 4096, got -1"},
 		{"history too large", hub("  history: {maxSeries: 4097}\n"), "hub.history.maxSeries: must be from 0 to 4096, got 4097"},
@@ -336,5 +338,20 @@ func TestLoad(t *testing.T) {
 	_, err = Load(filepath.Join(dir, "missing.yaml"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("Load of a missing file = %v, want ErrNotExist", err)
+	}
+}
+
+// An adapter's settings are any mapping, handed on as JSON.
+func TestAdapterSettings(t *testing.T) {
+	c, err := Parse([]byte("board: sim\nadapters:\n  settings:\n    mqtt:\n      broker: tcp://127.0.0.1:1883\n      qos: 1\n      tls: {insecure: false}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(c.AdapterSettings()["mqtt"])
+	if want := `{"broker":"tcp://127.0.0.1:1883","qos":1,"tls":{"insecure":false}}`; got != want {
+		t.Fatalf("settings %s, want %s", got, want)
+	}
+	if len(Default().AdapterSettings()) != 0 {
+		t.Fatal("the default configuration has adapter settings")
 	}
 }

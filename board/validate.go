@@ -260,6 +260,11 @@ func (v *validator) adapters(a AdaptersConfig) {
 			seen[name] = i
 		}
 	}
+	for name := range a.Settings {
+		if !adapterName.MatchString(name) {
+			v.add("adapters.settings."+name, "want an adapter name matching %s", adapterName)
+		}
+	}
 	if a.User == "" || strings.ContainsAny(a.User, ": \t\n\x00/") {
 		v.add("adapters.user", "%q is not a user name", a.User)
 	}

@@ -115,18 +115,19 @@ func (a *adapter) start(ctx context.Context) (*run, error) {
 
 func (a *adapter) connConfig(r *run, stateDir string) conn.Config {
 	return conn.Config{
-		Record:  adapterproto.Info{Name: a.rec.Name, Version: a.rec.Version},
-		Kind:    a.man.Kind,
-		Grant:   a.man.Grant,
-		State:   stateDir,
-		Host:    adapterproto.Host{Name: adapterproto.HostName, Version: a.s.opt.Version, Product: adapterproto.HostProduct},
-		Limits:  a.s.opt.Limits,
-		Timing:  a.connTiming(),
-		Clock:   a.s.clk,
-		Handler: &handler{a: a},
-		Events:  r.events,
-		Strikes: r.strikes,
-		Log:     a.s.log,
+		Record:   adapterproto.Info{Name: a.rec.Name, Version: a.rec.Version},
+		Kind:     a.man.Kind,
+		Grant:    a.man.Grant,
+		State:    stateDir,
+		Host:     adapterproto.Host{Name: adapterproto.HostName, Version: a.s.opt.Version, Product: adapterproto.HostProduct},
+		Limits:   a.s.opt.Limits,
+		Settings: a.s.opt.Settings[a.rec.Name],
+		Timing:   a.connTiming(),
+		Clock:    a.s.clk,
+		Handler:  &handler{a: a},
+		Events:   r.events,
+		Strikes:  r.strikes,
+		Log:      a.s.log,
 	}
 }
 

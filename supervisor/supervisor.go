@@ -13,6 +13,7 @@ package supervisor
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -70,9 +71,12 @@ type Options struct {
 	// cannot switch users it runs them as itself, and says so.
 	User   string
 	Limits adapterproto.Limits
-	Timing Timing
-	Clock  clock.Clock
-	Log    *slog.Logger
+	// Settings are each adapter's settings by name, handed to it in
+	// initialize (configuration adapters.settings).
+	Settings map[string]json.RawMessage
+	Timing   Timing
+	Clock    clock.Clock
+	Log      *slog.Logger
 	// LookupEnv reads the gateway's environment for the manifests'
 	// env_pass; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)

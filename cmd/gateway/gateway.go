@@ -147,6 +147,7 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 	sup, err := supervisor.New(supervisor.Options{
 		StateDir: stateDir,
 		Enabled:  cfg.Adapters.Enabled,
+		Settings: cfg.AdapterSettings(),
 		Hub:      hub,
 		Registry: reg,
 		Version:  version,

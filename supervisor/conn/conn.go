@@ -71,8 +71,11 @@ type Config struct {
 	State  string // the adapter's state directory (paths.state)
 	Host   adapterproto.Host
 	Limits adapterproto.Limits
-	Timing Timing
-	Clock  clock.Clock
+	// Settings are the adapter's settings (initialize's "settings"); nil
+	// for none.
+	Settings json.RawMessage
+	Timing   Timing
+	Clock    clock.Clock
 	// Handler serves the adapter's requests; nil answers every one with
 	// -32601.
 	Handler Handler

@@ -51,6 +51,7 @@ func (c *Conn) runHandshake(ctx context.Context) error {
 		Grant:     c.cfg.Grant,
 		Paths:     adapterproto.Paths{State: c.cfg.State},
 		Limits:    c.cfg.Limits,
+		Settings:  c.cfg.Settings,
 	}
 	c.mu.Lock()
 	id := c.nextID

@@ -142,3 +142,17 @@ func TestRequestRightAfterReply(t *testing.T) {
 		t.Fatalf("%d violations", n)
 	}
 }
+
+// An adapter's settings ride in initialize as "settings" (the gateway's
+// extension), as given; without any, the field is absent and initialize
+// is the seed's, byte for byte (TestHandshakeReferenceFrames).
+func TestHandshakeSettings(t *testing.T) {
+	cfg := seedConfig()
+	cfg.Settings = []byte(`{"broker":"tcp://127.0.0.1:1883","password":"s3cret"}`)
+	f := newFixture(t, cfg)
+	f.open()
+	got := f.peer.next()
+	if !strings.Contains(got, `,"settings":{"broker":"tcp://127.0.0.1:1883","password":"s3cret"}}`) {
+		t.Fatalf("initialize %s: want the settings as the last param", got)
+	}
+}
