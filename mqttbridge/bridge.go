@@ -203,7 +203,10 @@ func (b *Bridge) connect(ctx context.Context) {
 		b.log.Warn("mqtt: gateway online not published", "err", err)
 		return
 	}
-	filters := []string{b.topics.SetFilter(), b.topics.StopSet()}
+	// <base>/+/set covers <base>/stop/set: a subscription of its own
+	// would have the broker send each stop twice (mosquitto sends one
+	// copy per matching subscription).
+	filters := []string{b.topics.SetFilter()}
 	if b.disc != nil {
 		filters = append(filters, b.topics.HAStatus())
 	}

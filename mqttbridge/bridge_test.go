@@ -49,7 +49,7 @@ func TestConnect(t *testing.T) {
 		}
 	}
 	subs := c.Subscriptions()
-	if w := []string{"openhal/gw/+/set", "openhal/gw/stop/set", "homeassistant/status"}; !slices.Equal(subs, w) {
+	if w := []string{"openhal/gw/+/set", "homeassistant/status"}; !slices.Equal(subs, w) {
 		t.Errorf("subscriptions %v, want %v", subs, w)
 	}
 	if s := h.lastStatus(); s != "connected mqtt://127.0.0.1:1883" {

@@ -44,6 +44,9 @@ type Message struct {
 // ErrDisconnected is Publish's error while the connection is down.
 var ErrDisconnected = errors.New("not connected to the broker")
 
+// ErrConnectionLost wraps what ended a connection that was up.
+var ErrConnectionLost = errors.New("connection lost")
+
 // RefusedError is a broker's refusal, with the MQTT 5 reason code of its
 // CONNACK or DISCONNECT (a client's reason string, if it gave one, in
 // Reason).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 	"syscall"
 )
 
@@ -16,6 +17,9 @@ func Why(err error, broker string) string {
 	var refused *RefusedError
 	if errors.As(err, &refused) {
 		return refusedWords(refused)
+	}
+	if errors.Is(err, ErrConnectionLost) {
+		return "connection to " + broker + " lost (" + strings.TrimPrefix(err.Error(), ErrConnectionLost.Error()+": ") + "); reconnecting"
 	}
 	if s := tlsWords(err); s != "" {
 		return s
@@ -31,6 +35,8 @@ func Why(err error, broker string) string {
 		return "no route to " + broker + ": check the network and " + SettingsPath + ".broker"
 	case errors.As(err, &op) && op.Timeout(), errors.Is(err, syscall.ETIMEDOUT):
 		return "no answer from " + broker + " (timed out): check the address and any firewall"
+	case (errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)) && strings.HasPrefix(broker, "mqtts://"):
+		return "TLS: " + broker + " closed the connection after the handshake: does it require a client certificate? check " + SettingsPath + ".tls.cert and key"
 	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET):
 		return "the connection was closed by " + broker + " (a TLS listener answering mqtt://? then use mqtts://)"
 	case errors.Is(err, ErrDisconnected):
@@ -92,6 +98,10 @@ func tlsWords(err error) string {
 		return "TLS: the broker did not answer in TLS: is " + SettingsPath + ".broker's port a TLS listener? (else use mqtt://)"
 	case errors.As(err, &alert):
 		return "TLS: the broker refused the handshake (" + alert.Error() + "): check " + SettingsPath + ".tls.cert and key, if it wants a client certificate"
+	case strings.Contains(err.Error(), "remote error: tls: "):
+		// crypto/tls's alerts from the peer are of an unexported type.
+		_, alert, _ := strings.Cut(err.Error(), "remote error: tls: ")
+		return "TLS: the broker refused the handshake (" + alert + "): does it require a client certificate? check " + SettingsPath + ".tls.cert and key"
 	case errors.As(err, &verify):
 		return "TLS: " + verify.Error()
 	}
