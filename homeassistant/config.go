@@ -16,7 +16,7 @@ import (
 // subscriber of the discovery prefix receives again on each connect: a
 // payload that outgrows this is a bench for several gateways, and an
 // error here is better than a broker or client that drops it. The sim
-// bench takes about 6 KiB.
+// bench takes about 4 KiB.
 const MaxPayload = 256 << 10
 
 // Origin is the software that publishes the discovery: "o" is required in

@@ -171,17 +171,20 @@ func (m mapper) pwmOf(d device.Descriptor) ([]Component, string) {
 }
 
 // stepOf is 1 for integers; for numbers a hundredth of the range, rounded
-// down to a power of ten (0–100 steps by 1, 0–1 by 0.01), at least 0.001.
+// down to a power of ten (0–100 steps by 1, 0–1 by 0.01), at least 0.001,
+// Home Assistant's smallest step (number.mqtt docs). The steps are
+// literals, so that none is a division's 0.0009999….
 func stepOf(s device.Schema) float64 {
 	if s.Type == device.TypeInteger {
 		return 1
 	}
 	span := *s.Maximum - *s.Minimum
-	step := 1000.0
-	for step > 0.001 && step > span/100 {
-		step /= 10
+	for _, step := range []float64{1000, 100, 10, 1, 0.1, 0.01} {
+		if step <= span/100 {
+			return step
+		}
 	}
-	return step
+	return 0.001
 }
 
 // stringOf is a text when Home Assistant may write the device (a line

@@ -80,8 +80,8 @@ func (t Topics) HAStatus() string { return t.discovery() + "/status" }
 // layout: lower case, [a-z0-9_-], every other run of characters one "-",
 // no "-" at either end. Home Assistant accepts exactly [a-zA-Z0-9_-] for
 // the <object_id> level of a discovery topic (mqtt integration docs,
-// "Discovery topic"), so a slug is always a valid one. An empty result
-// is "gateway".
+// "Discovery topic"), so a slug is always a valid one. It is cut to 64
+// characters; an empty result is "gateway".
 func Slug(name string) string {
 	var b strings.Builder
 	dash := false
@@ -95,7 +95,11 @@ func Slug(name string) string {
 			dash = true
 		}
 	}
-	s := strings.Trim(b.String(), "-")
+	s := b.String()
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	s = strings.Trim(s, "-")
 	if s == "" {
 		return "gateway"
 	}
