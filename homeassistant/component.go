@@ -11,7 +11,7 @@ const (
 	PlatformButton       = "button"
 )
 
-// Component is one entry of the discovery payload's "cmps": the options of
+// component is one entry of the discovery payload's "cmps": the options of
 // one Home Assistant entity, with the full option names of each platform's
 // documentation (Home Assistant expands abbreviations but takes full names
 // as they are; only the platform uses its short key "p", as in the
@@ -19,7 +19,7 @@ const (
 // are left out: Home Assistant then applies its documented default.
 //
 // Min, Max and Step are pointers because 0 is a meaningful range end.
-type Component struct {
+type component struct {
 	Platform        string         `json:"p"`
 	Name            string         `json:"name,omitempty"`
 	UniqueID        string         `json:"unique_id,omitempty"`
@@ -41,7 +41,7 @@ type Component struct {
 	Max             *float64       `json:"max,omitempty"`
 	Step            *float64       `json:"step,omitempty"`
 	Mode            string         `json:"mode,omitempty"`
-	Availability    []Availability `json:"availability,omitempty"`
+	Availability    []availability `json:"availability,omitempty"`
 	AvailabilityAll string         `json:"availability_mode,omitempty"`
 
 	// key is the component's key under "cmps"; local its local id
@@ -49,16 +49,13 @@ type Component struct {
 	key, local, dev, prop string
 }
 
-// Availability is one entry of a component's availability list. Its
+// availability is one entry of a component's availability list. Its
 // payloads are Home Assistant's defaults, "online" and "offline"
 // (DEFAULT_PAYLOAD_AVAILABLE / _NOT_AVAILABLE in core's mqtt schemas.py),
 // which are the layout's, so they are not repeated.
-type Availability struct {
+type availability struct {
 	Topic string `json:"topic"`
 }
-
-// Key is the component's key under "cmps".
-func (c Component) Key() string { return c.key }
 
 // tombstone is the entry that removes a component from a device: only its
 // platform ("An empty config can be published as an update to remove a

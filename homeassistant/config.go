@@ -34,11 +34,11 @@ const (
 	Model        = "gateway"
 )
 
-// payload is the device discovery message. Abbreviations are those of
+// message is the device discovery message. Abbreviations are those of
 // Home Assistant's documentation example: dev, o, cmps at the top, and in
 // dev and o the device and origin ones (ids, mf, mdl, sw, cu; name, sw,
 // url).
-type payload struct {
+type message struct {
 	Device     deviceInfo     `json:"dev"`
 	Origin     originInfo     `json:"o"`
 	Components map[string]any `json:"cmps"`
@@ -95,7 +95,7 @@ func Update(t Topics, gw Gateway, prev, devs []device.Descriptor) (topic string,
 		}
 		sort.Strings(removed)
 	}
-	data, err = encode(payload{Device: gw.info(), Origin: gw.origin(), Components: cmps})
+	data, err = encode(message{Device: gw.info(), Origin: gw.origin(), Components: cmps})
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("discovery config of gateway %s: %w", gw.ID, err)
 	}
@@ -120,9 +120,9 @@ func Unmapped(devs []device.Descriptor) []Skip {
 }
 
 // plan maps devices and the gateway to components with settled ids.
-func plan(t Topics, gw string, devs []device.Descriptor) ([]Component, []Skip) {
+func plan(t Topics, gw string, devs []device.Descriptor) ([]component, []Skip) {
 	m := mapper{t: t, gw: gw}
-	var out []Component
+	var out []component
 	var skips []Skip
 	for _, d := range devs {
 		cs, why := m.device(d)
@@ -146,7 +146,7 @@ func plan(t Topics, gw string, devs []device.Descriptor) ([]Component, []Skip) {
 
 // settle gives every device component whose readable local id another
 // one shares a suffix of its own (see ids.go).
-func settle(cs []Component) {
+func settle(cs []component) {
 	n := map[string]int{}
 	for _, c := range cs {
 		n[c.local]++
@@ -199,7 +199,7 @@ func (g Gateway) origin() originInfo {
 
 // encode is compact JSON without HTML escaping (templates and names stay
 // readable in a broker's tools), bounded by MaxPayload.
-func encode(p payload) ([]byte, error) {
+func encode(p message) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -167,6 +167,9 @@ func TestConfigSimBenchFieldByField(t *testing.T) {
 			t.Errorf("unexpected component %s", key)
 		}
 	}
+	if s := Unmapped(simBench()); s != nil {
+		t.Errorf("sim devices without an entity: %v", s)
+	}
 	wantDev := map[string]any{"ids": []any{"openhal_bench"}, "name": "Bench", "mf": "OpenHAL", "mdl": "gateway",
 		"sw": "1.2.3", "cu": "http://bench.local:7750/"}
 	if !reflect.DeepEqual(d.Dev, wantDev) {

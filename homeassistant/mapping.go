@@ -27,20 +27,20 @@ type mapper struct {
 }
 
 // device returns the components of one device, or why it has none.
-func (m mapper) device(d device.Descriptor) ([]Component, string) {
+func (m mapper) device(d device.Descriptor) ([]component, string) {
 	if !device.ValidID(d.ID) {
 		return nil, fmt.Sprintf("device id %q is not a valid id", d.ID)
 	}
 	s := d.Schema
 	switch {
 	case d.Kind == device.KindGPIOOutput && s.Type == device.TypeBoolean && d.Access.CanWrite():
-		return []Component{m.switchOf(d)}, ""
+		return []component{m.switchOf(d)}, ""
 	case (d.Kind == device.KindGPIOOutput || d.Kind == device.KindGPIOInput) && s.Type == device.TypeBoolean:
-		return []Component{m.binarySensorOf(d)}, ""
+		return []component{m.binarySensorOf(d)}, ""
 	case d.Kind == device.KindSensor && s.Type == device.TypeObject:
 		return m.sensorsOf(d)
 	case d.Kind == device.KindSensor && isNumeric(s.Type):
-		return []Component{m.numericSensor(d, "", s, d.Label, "")}, ""
+		return []component{m.numericSensor(d, "", s, d.Label, "")}, ""
 	case d.Kind == device.KindPWM && isNumeric(s.Type):
 		return m.pwmOf(d)
 	case (d.Kind == device.KindSerial || d.Kind == device.KindSensor) && s.Type == device.TypeString:
@@ -56,15 +56,15 @@ func isNumeric(t string) bool { return t == device.TypeNumber || t == device.Typ
 
 // base is what every component of a device has: its ids (settled later),
 // its name, and its availability, the gateway's AND the device's.
-func (m mapper) base(platform string, d device.Descriptor, prop, name string) Component {
+func (m mapper) base(platform string, d device.Descriptor, prop, name string) component {
 	local := deviceLocal(d.ID, prop)
-	return Component{
+	return component{
 		Platform:        platform,
 		Name:            name,
 		local:           local,
 		dev:             d.ID,
 		prop:            prop,
-		Availability:    []Availability{{m.t.Status(m.gw)}, {m.t.Availability(m.gw, d.ID)}},
+		Availability:    []availability{{m.t.Status(m.gw)}, {m.t.Availability(m.gw, d.ID)}},
 		AvailabilityAll: "all",
 		StateTopic:      m.t.State(m.gw, d.ID),
 	}
@@ -83,7 +83,7 @@ func nameOf(d device.Descriptor) string {
 	return n
 }
 
-func (m mapper) switchOf(d device.Descriptor) Component {
+func (m mapper) switchOf(d device.Descriptor) component {
 	c := m.base(PlatformSwitch, d, "", nameOf(d))
 	c.CommandTopic = m.t.Set(m.gw, d.ID)
 	c.PayloadOn, c.PayloadOff = "true", "false"
@@ -91,7 +91,7 @@ func (m mapper) switchOf(d device.Descriptor) Component {
 	return c
 }
 
-func (m mapper) binarySensorOf(d device.Descriptor) Component {
+func (m mapper) binarySensorOf(d device.Descriptor) component {
 	c := m.base(PlatformBinarySensor, d, "", nameOf(d))
 	c.PayloadOn, c.PayloadOff = "true", "false"
 	if d.Kind == device.KindGPIOInput {
@@ -101,7 +101,7 @@ func (m mapper) binarySensorOf(d device.Descriptor) Component {
 }
 
 // sensorsOf makes one sensor per numeric property, in property order.
-func (m mapper) sensorsOf(d device.Descriptor) ([]Component, string) {
+func (m mapper) sensorsOf(d device.Descriptor) ([]component, string) {
 	var props []string
 	for p, ps := range d.Schema.Properties {
 		if isNumeric(ps.Type) {
@@ -112,7 +112,7 @@ func (m mapper) sensorsOf(d device.Descriptor) ([]Component, string) {
 		return nil, "a sensor without a numeric property has no entity"
 	}
 	sort.Strings(props)
-	out := make([]Component, 0, len(props))
+	out := make([]component, 0, len(props))
 	for _, p := range props {
 		name := nameOf(d)
 		if len(props) > 1 {
@@ -125,7 +125,7 @@ func (m mapper) sensorsOf(d device.Descriptor) ([]Component, string) {
 
 // numericSensor is a measurement with the device class its unit makes
 // certain.
-func (m mapper) numericSensor(d device.Descriptor, prop string, s device.Schema, name, tmpl string) Component {
+func (m mapper) numericSensor(d device.Descriptor, prop string, s device.Schema, name, tmpl string) component {
 	if name == "" {
 		name = nameOf(d)
 	}
@@ -153,10 +153,10 @@ func valueOf(prop string) string {
 // Assistant may not write it. A range is required: the brief's and the
 // protocol's PWM is 0–100, but a device that does not say so is not
 // guessed.
-func (m mapper) pwmOf(d device.Descriptor) ([]Component, string) {
+func (m mapper) pwmOf(d device.Descriptor) ([]component, string) {
 	s := d.Schema
 	if !d.Access.CanWrite() {
-		return []Component{m.numericSensor(d, "", s, "", "")}, ""
+		return []component{m.numericSensor(d, "", s, "", "")}, ""
 	}
 	if s.Minimum == nil || s.Maximum == nil || *s.Minimum >= *s.Maximum {
 		return nil, "a pwm without a range (minimum < maximum) has no entity"
@@ -167,7 +167,7 @@ func (m mapper) pwmOf(d device.Descriptor) ([]Component, string) {
 	c.Step = ptr(stepOf(s))
 	c.Unit = quantityOf(s.Unit).unit
 	c.Mode = "slider"
-	return []Component{c}, ""
+	return []component{c}, ""
 }
 
 // stepOf is 1 for integers; for numbers a hundredth of the range, rounded
@@ -191,7 +191,7 @@ func stepOf(s device.Schema) float64 {
 // instrument: writing sends a line), else a sensor without unit. Values are
 // JSON strings: the state is read with value_json, a command is sent with
 // tojson, and both are cut to what Home Assistant holds.
-func (m mapper) stringOf(d device.Descriptor) ([]Component, string) {
+func (m mapper) stringOf(d device.Descriptor) ([]component, string) {
 	limit := maxState
 	if ml := d.Schema.MaxLength; ml != nil && *ml < limit {
 		limit = *ml
@@ -203,21 +203,21 @@ func (m mapper) stringOf(d device.Descriptor) ([]Component, string) {
 	if !d.Access.CanWrite() {
 		c := m.base(PlatformSensor, d, "", nameOf(d))
 		c.ValueTemplate = read
-		return []Component{c}, ""
+		return []component{c}, ""
 	}
 	c := m.base(PlatformText, d, "", nameOf(d))
 	c.ValueTemplate = read
 	c.CommandTopic = m.t.Set(m.gw, d.ID)
 	c.CommandTemplate = "{{ value | tojson }}"
 	c.Max = ptr(float64(limit))
-	return []Component{c}, ""
+	return []component{c}, ""
 }
 
 // gateway returns the diagnostic components of the gateway itself. Their
 // availability is the gateway's alone.
-func (m mapper) gateway() []Component {
-	avail := []Availability{{m.t.Status(m.gw)}}
-	return []Component{{
+func (m mapper) gateway() []component {
+	avail := []availability{{m.t.Status(m.gw)}}
+	return []component{{
 		Platform:       PlatformBinarySensor,
 		Name:           "Emergency stop engaged",
 		local:          "_stop",

@@ -15,9 +15,12 @@ import (
 // its platform's list. object_id is left out on purpose: it is deprecated
 // (default_entity_id replaces it).
 //
-// required is what the page marks "required: true", plus unique_id, which
-// device-based discovery requires of every entity (check_unique_id in
-// schemas.py: "Required when used with device-based discovery").
+// required is what the page marks "required: true" (core's mqtt config.py:
+// MQTT_RW_SCHEMA, of switch, number and text, requires command_topic;
+// MQTT_RO_SCHEMA, of sensor and binary_sensor, state_topic; button.mqtt
+// marks command_topic required), plus unique_id, which device-based
+// discovery requires of every entity (check_unique_id in schemas.py:
+// "Required when used with device-based discovery").
 type platformSchema struct {
 	required []string
 	allowed  []string
