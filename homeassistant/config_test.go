@@ -139,15 +139,15 @@ func TestConfigSimBenchFieldByField(t *testing.T) {
 			"default_entity_id": "sensor.openhal_bench_sim_temperature_temperature"}),
 		"binary_sensor__stop": {"p": "binary_sensor", "name": "Emergency stop engaged",
 			"unique_id": "openhal_bench__stop", "default_entity_id": "binary_sensor.openhal_bench_stop",
-			"entity_category": "diagnostic", "device_class": "safety", "state_topic": "openhal/bench/stop/state",
+			"entity_category": "diagnostic", "device_class": "safety", "state_topic": "openhal/bench/_stop/state",
 			"value_template": "{{ 'on' if value_json.stopped else 'off' }}", "payload_on": "on", "payload_off": "off",
 			"availability": gwAvail},
 		"button__stop_button": {"p": "button", "name": "Emergency stop",
 			"unique_id": "openhal_bench__stop_button", "default_entity_id": "button.openhal_bench_stop_button",
-			"command_topic": "openhal/bench/stop/set", "payload_press": "STOP", "availability": gwAvail},
+			"command_topic": "openhal/bench/_stop/set", "payload_press": "STOP", "availability": gwAvail},
 		"sensor__adapters": {"p": "sensor", "name": "Adapters up",
 			"unique_id": "openhal_bench__adapters", "default_entity_id": "sensor.openhal_bench_adapters",
-			"entity_category": "diagnostic", "state_topic": "openhal/bench/bridge/state",
+			"entity_category": "diagnostic", "state_topic": "openhal/bench/_bridge/state",
 			"value_template": "{{ value_json.adapters }}", "availability": gwAvail},
 	}
 	for key, w := range want {

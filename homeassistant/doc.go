@@ -43,10 +43,10 @@
 // entities that look alive.
 //
 // The gateway adds three components: "Emergency stop engaged"
-// (binary_sensor on <base>/stop/state, value_template on stopped,
+// (binary_sensor on <base>/_stop/state, value_template on stopped,
 // device_class safety, entity_category diagnostic), "Emergency stop" (a
-// button publishing STOP to <base>/stop/set: a control, not a diagnostic)
-// and "Adapters up" (sensor on <base>/bridge/state, {{ value_json.adapters
+// button publishing STOP to <base>/_stop/set: a control, not a diagnostic)
+// and "Adapters up" (sensor on <base>/_bridge/state, {{ value_json.adapters
 // }}, diagnostic). Their availability is the gateway's status alone.
 //
 // # Removal

@@ -57,14 +57,19 @@ func (t Topics) Set(gw, dev string) string { return t.Base(gw) + "/" + dev + "/s
 // Result is where the outcome of each command on a device is published.
 func (t Topics) Result(gw, dev string) string { return t.Base(gw) + "/" + dev + "/result" }
 
+// The gateway's own topics sit under a level that starts with "_", which
+// no device id can (ids match ^[a-z0-9][a-z0-9_.-]*$): a device called
+// "stop" has <base>/stop/set, and a command to it must never engage the
+// emergency stop, nor the stop's command reach a device.
+
 // StopState is the emergency stop's retained state.
-func (t Topics) StopState(gw string) string { return t.Base(gw) + "/stop/state" }
+func (t Topics) StopState(gw string) string { return t.Base(gw) + "/_stop/state" }
 
 // StopSet engages the emergency stop ("STOP" or {"reason":...}).
-func (t Topics) StopSet(gw string) string { return t.Base(gw) + "/stop/set" }
+func (t Topics) StopSet(gw string) string { return t.Base(gw) + "/_stop/set" }
 
 // BridgeState is the bridge's retained diagnostics ({"adapters":"n/m",...}).
-func (t Topics) BridgeState(gw string) string { return t.Base(gw) + "/bridge/state" }
+func (t Topics) BridgeState(gw string) string { return t.Base(gw) + "/_bridge/state" }
 
 // DeviceConfig is the gateway's one device-based discovery topic,
 // "<discovery>/device/<gw>/config".
