@@ -12,9 +12,12 @@ FUZZTIME ?= 30s
 FUZZ_TARGETS := ./jsonrpc:FuzzDecodeHAL ./jsonrpc:FuzzDecodeAdapter ./halhub:FuzzHandle
 
 # Example adapters, built into installable folders under bin/adapters
-# (gateway adapter install bin/adapters/NAME).
-ADAPTERS_DIR := bin/adapters
-GO_ADAPTERS  := notifier sysinfo
+# (gateway adapter install bin/adapters/NAME), and the adapters shipped
+# with the gateway (SHIPPED_ADAPTERS, from ./adapters/NAME: the MQTT
+# bridge).
+ADAPTERS_DIR     := bin/adapters
+GO_ADAPTERS      := notifier sysinfo
+SHIPPED_ADAPTERS := mqtt
 
 .PHONY: build run test lint bench fuzz clean adapters cross test-cross
 
@@ -68,6 +71,12 @@ adapters:
 		echo "build $(ADAPTERS_DIR)/$$a"; \
 		CGO_ENABLED=0 $(GO) build -trimpath -o $(ADAPTERS_DIR)/$$a/$$a ./adapters/examples/$$a; \
 		cp adapters/examples/$$a/adapter.json $(ADAPTERS_DIR)/$$a/adapter.json; \
+	done
+	@set -e; for a in $(SHIPPED_ADAPTERS); do \
+		mkdir -p $(ADAPTERS_DIR)/$$a; \
+		echo "build $(ADAPTERS_DIR)/$$a"; \
+		CGO_ENABLED=0 $(GO) build -trimpath -o $(ADAPTERS_DIR)/$$a/$$a ./adapters/$$a; \
+		cp adapters/$$a/adapter.json $(ADAPTERS_DIR)/$$a/adapter.json; \
 	done
 	mkdir -p $(ADAPTERS_DIR)/pyledger
 	cp adapters/examples/pyledger/adapter.json $(ADAPTERS_DIR)/pyledger/adapter.json

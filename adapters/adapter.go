@@ -48,6 +48,14 @@ type Adapter struct {
 	// adapter speaks only once initialize is answered.
 	OnInitialize func(ctx context.Context, c *Conn) error
 
+	// OnInitialized is called when the daemon's initialized notification
+	// arrives: the handshake is over and c may call the daemon, so that a
+	// service adds its run-time devices or reads the Hub's state here
+	// (OnInitialize may not: the adapter is silent until its answer). It
+	// runs on a goroutine of its own, with the connection's ctx, and Run
+	// waits for it before returning.
+	OnInitialized func(ctx context.Context, c *Conn)
+
 	// OnEvent receives the daemon's events (services only), one at a
 	// time, in the order sent. It runs on a goroutine of its own, so that
 	// a slow event delays neither pings nor the answers to the adapter's

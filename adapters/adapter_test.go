@@ -107,6 +107,27 @@ func TestInitializeParams(t *testing.T) {
 	}
 }
 
+// OnInitialized runs once initialized arrives, and may call the daemon
+// at once: its first request is id 1.
+func TestOnInitialized(t *testing.T) {
+	got := make(chan error, 1)
+	p := start(t, Adapter{OnInitialized: func(ctx context.Context, c *Conn) {
+		_, err := c.DevicesList(ctx)
+		got <- err
+	}})
+	p.handshake()
+	p.expect(`{"jsonrpc":"2.0","id":1,"method":"devices.list","params":{}}`)
+	p.send(`{"jsonrpc":"2.0","id":1,"result":{"devices":[]}}`)
+	select {
+	case err := <-got:
+		if err != nil {
+			t.Fatalf("devices.list from OnInitialized: %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("OnInitialized's call did not return")
+	}
+}
+
 func TestInitializeRefused(t *testing.T) {
 	for _, tc := range []struct {
 		name string

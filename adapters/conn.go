@@ -203,6 +203,15 @@ func (c *Conn) dispatch(m jsonrpc.Message) (stop bool, err error) {
 // ignored, as the seed asks.
 func (c *Conn) notification(m jsonrpc.Message) {
 	switch m.Method {
+	case adapterproto.MethodInitialized:
+		if c.a.OnInitialized == nil {
+			return
+		}
+		c.handlers.Add(1)
+		go func() {
+			defer c.handlers.Done()
+			c.a.OnInitialized(c.ctx, c)
+		}()
 	case adapterproto.MethodEvent:
 		if c.a.OnEvent == nil {
 			return
