@@ -271,12 +271,15 @@ func decodeStrict(raw json.RawMessage, v *Settings) error {
 	if err := json.Unmarshal(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fieldErr(te.Field, "want a %s, got %s", te.Type, te.Value)
+			return fieldErr(te.Field, "want %s, got %s", typeWords[te.Type.Kind().String()], te.Value)
 		}
 		return fmt.Errorf("%s: %w", SettingsPath, err)
 	}
 	return nil
 }
+
+// typeWords names the settings' Go types as a YAML writer sees them.
+var typeWords = map[string]string{"int": "a number", "string": "a string", "struct": "a mapping", "ptr": "a value"}
 
 func unknownFields(path string, m map[string]json.RawMessage, known map[string]bool) error {
 	keys := make([]string, 0, len(m))
