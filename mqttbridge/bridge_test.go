@@ -18,12 +18,6 @@ func TestConnect(t *testing.T) {
 	h := bench()
 	_, c := run(t, h)
 	c.Up()
-	c.Wait(t, 0, "openhal/gw/bridge/state", "")
-	c.Wait(t, 0, "openhal/gw/sim.meter/state", "")
-	pubs := c.Published(0)
-	if p := pubs[0]; p != (mqtttest.Published{Topic: "openhal/gw/status", Payload: "online", Retain: true}) {
-		t.Fatalf("first publish %+v, want the gateway online", p)
-	}
 	want := map[string]string{
 		"homeassistant/device/gw/config":     "sim.heater,sim.led,sim.meter",
 		"openhal/gw/sim.led/state":           "false",
@@ -33,19 +27,19 @@ func TestConnect(t *testing.T) {
 		"openhal/gw/bridge/state":            `{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`,
 		"openhal/gw/sim.heater/availability": "online",
 	}
-	got := map[string]string{}
+	for topic, payload := range want {
+		c.Wait(t, 0, topic, payload)
+	}
+	pubs := c.Published(0)
+	if p := pubs[0]; p != (mqtttest.Published{Topic: "openhal/gw/status", Payload: "online", Retain: true}) {
+		t.Fatalf("first publish %+v, want the gateway online", p)
+	}
 	for _, p := range pubs {
 		if !p.Retain {
 			t.Errorf("%s not retained", p.Topic)
 		}
 		if strings.Contains(p.Topic, "mqtt.broker") {
 			t.Errorf("the bridge's own device published: %s", p.Topic)
-		}
-		got[p.Topic] = p.Payload
-	}
-	for topic, payload := range want {
-		if got[topic] != payload {
-			t.Errorf("%s = %q, want %q", topic, got[topic], payload)
 		}
 	}
 	subs := c.Subscriptions()
@@ -93,7 +87,7 @@ func TestEvents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b, c := run(t, bench())
 			c.Up()
-			c.Wait(t, 0, "openhal/gw/bridge/state", "")
+			settled(t, c)
 			mark := c.Mark()
 			event(b, tc.typ, tc.data)
 			for _, w := range tc.want {
@@ -111,7 +105,7 @@ func TestDisconnectedKeepsNewest(t *testing.T) {
 	h := bench()
 	b, c := run(t, h)
 	c.Up()
-	c.Wait(t, 0, "openhal/gw/bridge/state", "")
+	settled(t, c)
 	c.Down(errors.New("gone"))
 	mark := c.Mark()
 	for i := range 1000 {
@@ -164,7 +158,7 @@ func TestCommands(t *testing.T) {
 			h.answer = tc.answer
 			_, c := run(t, h)
 			c.Up()
-			c.Wait(t, 0, "openhal/gw/bridge/state", "")
+			settled(t, c)
 			mark := c.Mark()
 			topic := "openhal/gw/" + tc.device + "/set"
 			c.Deliver(mqttMessage(topic, tc.payload, false))
@@ -196,7 +190,7 @@ func TestConfirmationResolved(t *testing.T) {
 	}
 	b, c := run(t, h)
 	c.Up()
-	c.Wait(t, 0, "openhal/gw/bridge/state", "")
+	settled(t, c)
 	c.Deliver(mqttMessage("openhal/gw/sim.heater/set", "true", false))
 	c.Wait(t, 0, "openhal/gw/sim.heater/result", "")
 	mark := c.Mark()
@@ -216,7 +210,7 @@ func TestRetainedCommandDropped(t *testing.T) {
 	h := bench()
 	_, c := run(t, h)
 	c.Up()
-	c.Wait(t, 0, "openhal/gw/bridge/state", "")
+	settled(t, c)
 	mark := c.Mark()
 	c.Deliver(mqttMessage("openhal/gw/sim.led/set", "true", true))
 	c.Deliver(mqttMessage("openhal/gw/stop/set", "STOP", true))
@@ -249,7 +243,7 @@ func TestStopCommand(t *testing.T) {
 			h.stopErr = tc.stopErr
 			_, c := run(t, h)
 			c.Up()
-			c.Wait(t, 0, "openhal/gw/bridge/state", "")
+			settled(t, c)
 			mark := c.Mark()
 			c.Deliver(mqttMessage("openhal/gw/stop/set", tc.payload, false))
 			if tc.reason != "" {
@@ -273,7 +267,7 @@ func TestStopCommand(t *testing.T) {
 func TestHomeAssistantOnline(t *testing.T) {
 	_, c := run(t, bench())
 	c.Up()
-	c.Wait(t, 0, "openhal/gw/bridge/state", "")
+	settled(t, c)
 	mark := c.Mark()
 	c.Deliver(mqttMessage("homeassistant/status", "offline", false))
 	c.Deliver(mqttMessage("homeassistant/status", "online", false))

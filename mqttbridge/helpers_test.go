@@ -165,3 +165,10 @@ func mqttMessage(topic, payload string, retain bool) mqttbridge.Message {
 }
 
 func timeout() <-chan time.Time { return time.After(wait) }
+
+// settled waits for the last retained message a connection publishes to
+// the bench (the outbox keeps the order in which messages became due).
+func settled(t *testing.T, c *mqtttest.Client) {
+	t.Helper()
+	c.Wait(t, 0, "openhal/gw/sim.meter/availability", "")
+}
