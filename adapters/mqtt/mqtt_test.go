@@ -62,6 +62,27 @@ func (s *subscriber) wait(want string) []string {
 	}
 }
 
+// waitAll waits for every line of wants, in any order (a new
+// subscription gets the retained messages in the broker's order).
+func (s *subscriber) waitAll(wants ...string) {
+	s.t.Helper()
+	missing := map[string]bool{}
+	for _, w := range wants {
+		missing[w] = true
+	}
+	var seen []string
+	deadline := time.After(wait)
+	for len(missing) > 0 {
+		select {
+		case l := <-s.lines:
+			delete(missing, l)
+			seen = append(seen, l)
+		case <-deadline:
+			s.t.Fatalf("missing %v within %v; got:\n%s", missing, wait, strings.Join(seen, "\n"))
+		}
+	}
+}
+
 // publish publishes with mosquitto_pub.
 func publish(t *testing.T, broker, topic, payload string, retain bool) {
 	t.Helper()
@@ -87,8 +108,7 @@ func TestCommandRoundTrip(t *testing.T) {
 	d := startAdapter(t, settings(b.URL))
 	d.waitBroker("connected mqtt://127.0.0.1:")
 	s := subscribe(t, b.URL, "openhal/gw/#")
-	s.wait("1 openhal/gw/status online")
-	s.wait("1 openhal/gw/sim.led/state false")
+	s.waitAll("1 openhal/gw/status online", "1 openhal/gw/sim.led/state false")
 
 	publish(t, b.URL, "openhal/gw/sim.led/set", "true", false)
 	if w := d.nextWrite(); w.Device != "sim.led" || string(w.Value) != "true" || w.Reason != "mqtt: openhal/gw/sim.led/set" {
@@ -150,9 +170,7 @@ func TestBrokerRestart(t *testing.T) {
 	b.Restart() // no persistence: the broker comes back empty
 	d.waitBroker("connected")
 	s2 := subscribe(t, b.URL, "openhal/gw/#")
-	s2.wait("1 openhal/gw/status online")
-	s2.wait("1 openhal/gw/sim.led/state true")
-	s2.wait("1 openhal/gw/sim.heater/state false")
+	s2.waitAll("1 openhal/gw/status online", "1 openhal/gw/sim.led/state true", "1 openhal/gw/sim.heater/state false")
 }
 
 // TLS with a client certificate, from the settings' files.
