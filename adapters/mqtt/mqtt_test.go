@@ -198,3 +198,16 @@ func TestBadSettings(t *testing.T) {
 		t.Fatalf("exit code %d, want 1", d.code)
 	}
 }
+
+// A stop asked on MQTT: adapter protocol 1 has no call that engages the
+// Hub's stop, so the adapter refuses it loudly (its log, and
+// stopsRefused in the bridge's state) rather than pretend.
+func TestStopRefused(t *testing.T) {
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	d := startAdapter(t, settings(b.URL))
+	d.waitBroker("connected")
+	s := subscribe(t, b.URL, "openhal/gw/#")
+	s.wait("1 openhal/gw/sim.led/state false")
+	publish(t, b.URL, "openhal/gw/stop/set", "STOP", false)
+	s.wait(`1 openhal/gw/bridge/state {"adapters":"0/0","devices":2,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":1}`)
+}
