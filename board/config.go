@@ -66,6 +66,12 @@ type AdaptersConfig struct {
 	// never its command line or environment, since they may hold a
 	// password.
 	Settings map[string]AdapterSettings `yaml:"settings"`
+	// Shipped is the folder of the adapters shipped with the gateway
+	// (the .deb puts mqtt there): an enabled adapter found there is
+	// installed from it at start when it is not installed yet, or was
+	// installed from another build, so that an upgrade of the package
+	// upgrades its adapters too. "" turns that off.
+	Shipped string `yaml:"shipped"`
 }
 
 // AdapterSettings returns each adapter's settings as JSON, by name.

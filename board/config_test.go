@@ -32,7 +32,7 @@ func TestDefault(t *testing.T) {
 			MCP:            MCPConfig{IdleTimeout: 30 * time.Minute},
 		},
 		Sim:      sim.Config{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
-		Adapters: AdaptersConfig{Enabled: []string{}, User: "gateway-adapter"},
+		Adapters: AdaptersConfig{Enabled: []string{}, User: "gateway-adapter", Shipped: "/usr/lib/gateway/adapters"},
 	}
 	got := Default()
 	if !reflect.DeepEqual(got, want) {
@@ -101,7 +101,7 @@ sim:
 			c.Sim = sim.Config{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
 		}},
 		{"adapters", "board: sim\nadapters:\n  enabled: [notifier, py-ledger2]\n  user: nobody\n", func(c *Config) {
-			c.Adapters = AdaptersConfig{Enabled: []string{"notifier", "py-ledger2"}, User: "nobody"}
+			c.Adapters = AdaptersConfig{Enabled: []string{"notifier", "py-ledger2"}, User: "nobody", Shipped: "/usr/lib/gateway/adapters"}
 		}},
 		{"adapters user keeps its default", "board: sim\nadapters:\n  enabled: [notifier]\n", func(c *Config) {
 			c.Adapters.Enabled = []string{"notifier"}
@@ -230,6 +230,7 @@ func TestParseErrors(t *testing.T) {
 		{"adapter user bad", "board: sim\nadapters:\n  user: \"a b\"\n", `adapters.user: "a b" is not a user name`},
 		{"threshold not finite", sim("  temperatureThreshold: .inf\n"), "sim.temperatureThreshold: want a finite number, got +Inf"},
 		{"settings not a mapping", "board: sim\nadapters:\n  settings:\n    mqtt: tcp://x\n", "adapters.settings.mqtt: want a mapping of the adapter's settings, got \"tcp://x\""},
+		{"shipped not absolute", "board: sim\nadapters:\n  shipped: lib/adapters\n", "adapters.shipped: must be an absolute path, got \"lib/adapters\""},
 		{"settings of a bad name", "board: sim\nadapters:\n  settings:\n    MQTT: {a: 1}\n", "adapters.settings.MQTT: want an adapter name matching ^[a-z][a-z0-9-]{0,31}$"},
 		{"no MCP idle timeout", hub("  mcp: {enabled: true, idleTimeout: 0s}\n"), "hub.mcp.idleTimeout: must be a positive duration, got 0s"},
 		{"negative history", hub("  history: {maxSeries: -1}\n"), "hub.history.maxSeries: must be from 0 to 4096, got -1"},

@@ -260,6 +260,9 @@ func (v *validator) adapters(a AdaptersConfig) {
 			seen[name] = i
 		}
 	}
+	if a.Shipped != "" && !filepath.IsAbs(a.Shipped) {
+		v.add("adapters.shipped", "must be an absolute path, got %q", a.Shipped)
+	}
 	for name := range a.Settings {
 		if !adapterName.MatchString(name) {
 			v.add("adapters.settings."+name, "want an adapter name matching %s", adapterName)

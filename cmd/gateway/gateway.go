@@ -144,6 +144,7 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 	if err != nil {
 		return err
 	}
+	installShipped(cfg.Adapters.Shipped, stateDir, cfg.Adapters.Enabled, log)
 	sup, err := supervisor.New(supervisor.Options{
 		StateDir: stateDir,
 		Enabled:  cfg.Adapters.Enabled,
