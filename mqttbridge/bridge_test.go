@@ -24,7 +24,7 @@ func TestConnect(t *testing.T) {
 		"openhal/gw/sim.led/availability":    "online",
 		"openhal/gw/sim.meter/state":         `"READY"`,
 		"openhal/gw/sim.heater/state":        "false",
-		"openhal/gw/bridge/state":            `{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`,
+		"openhal/gw/_bridge/state":           `{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`,
 		"openhal/gw/sim.heater/availability": "online",
 	}
 	for topic, payload := range want {
@@ -68,17 +68,18 @@ func TestEvents(t *testing.T) {
 		{"offline", "deviceState", `{"device":"sim.led","state":"offline"}`,
 			[]pub{{"openhal/gw/sim.led/availability", "offline"}}},
 		{"stopped", "stopped", `{"principal":{"kind":"operator","name":"admin"},"reason":"smoke","ts":"2026-01-02T03:04:05.123Z","safeApplied":[],"failed":[]}`,
-			[]pub{{"openhal/gw/stop/state", `{"stopped":true,"by":"admin","reason":"smoke","since":"2026-01-02T03:04:05Z"}`}}},
+			[]pub{{"openhal/gw/_stop/state", `{"stopped":true,"by":"admin","reason":"smoke","since":"2026-01-02T03:04:05Z"}`}}},
 		{"resumed", "resumed", `{"principal":{"kind":"operator","name":"admin"},"ts":"2026-01-02T03:04:05Z"}`,
-			[]pub{{"openhal/gw/stop/state", `{"stopped":false}`}}},
+			[]pub{{"openhal/gw/_stop/state", `{"stopped":false}`}}},
 		{"added", "deviceAdded", `{"device":{"id":"pump.flow","kind":"sensor","source":"adapter:pump","access":"r","risk":"low","schema":{"type":"number"},"state":"ok"}}`,
 			[]pub{
 				{"homeassistant/device/gw/config", "pump.flow,sim.heater,sim.led,sim.meter"},
 				{"openhal/gw/pump.flow/availability", "online"},
-				{"openhal/gw/bridge/state", `{"adapters":"2/2","devices":4,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`},
+				{"openhal/gw/_bridge/state", `{"adapters":"2/2","devices":4,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`},
 			}},
 		{"removed", "deviceRemoved", `{"device":"sim.meter","reason":"unplugged"}`,
 			[]pub{
+				{"homeassistant/device/gw/config", "-sim.meter"},
 				{"homeassistant/device/gw/config", "sim.heater,sim.led"},
 				{"openhal/gw/sim.meter/state", ""},
 				{"openhal/gw/sim.meter/availability", ""},
@@ -117,7 +118,7 @@ func TestDisconnectedKeepsNewest(t *testing.T) {
 	}
 	c.Up()
 	c.Wait(t, mark, "openhal/gw/sim.meter/state", `"line 999"`)
-	c.Wait(t, mark, "openhal/gw/bridge/state", "")
+	c.Wait(t, mark, "openhal/gw/_bridge/state", "")
 	n := 0
 	for _, p := range c.Published(mark) {
 		if p.Topic == "openhal/gw/sim.led/state" {
@@ -213,8 +214,8 @@ func TestRetainedCommandDropped(t *testing.T) {
 	settled(t, c)
 	mark := c.Mark()
 	c.Deliver(mqttMessage("openhal/gw/sim.led/set", "true", true))
-	c.Deliver(mqttMessage("openhal/gw/stop/set", "STOP", true))
-	c.Wait(t, mark, "openhal/gw/bridge/state", `{"adapters":"1/1","devices":3,"retainedCommandsDropped":2,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`)
+	c.Deliver(mqttMessage("openhal/gw/_stop/set", "STOP", true))
+	c.Wait(t, mark, "openhal/gw/_bridge/state", `{"adapters":"1/1","devices":3,"retainedCommandsDropped":2,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`)
 	c.Deliver(mqttMessage("openhal/gw/sim.led/set", "false", false))
 	if w := h.nextWrite(t); w.value != "false" {
 		t.Fatalf("write %+v: the retained command was acted on", w)
@@ -233,9 +234,9 @@ func TestStopCommand(t *testing.T) {
 		stopErr               error
 		refused               int
 	}{
-		{"STOP", "STOP", "mqtt: openhal/gw/stop/set", nil, 0},
+		{"STOP", "STOP", "mqtt: openhal/gw/_stop/set", nil, 0},
 		{"reason", `{"reason":"smoke"}`, "mqtt: smoke", nil, 0},
-		{"refused", "STOP", "mqtt: openhal/gw/stop/set", errors.New("no stop"), 1},
+		{"refused", "STOP", "mqtt: openhal/gw/_stop/set", errors.New("no stop"), 1},
 		{"not understood", "halt", "", nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -245,7 +246,7 @@ func TestStopCommand(t *testing.T) {
 			c.Up()
 			settled(t, c)
 			mark := c.Mark()
-			c.Deliver(mqttMessage("openhal/gw/stop/set", tc.payload, false))
+			c.Deliver(mqttMessage("openhal/gw/_stop/set", tc.payload, false))
 			if tc.reason != "" {
 				select {
 				case r := <-h.stops:
@@ -257,7 +258,7 @@ func TestStopCommand(t *testing.T) {
 				}
 			}
 			if tc.refused > 0 {
-				c.Wait(t, mark, "openhal/gw/bridge/state", fmt.Sprintf(`{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":%d}`, tc.refused))
+				c.Wait(t, mark, "openhal/gw/_bridge/state", fmt.Sprintf(`{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":%d}`, tc.refused))
 			}
 		})
 	}

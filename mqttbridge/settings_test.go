@@ -40,7 +40,7 @@ func TestParseSettings(t *testing.T) {
 				t.Fatal(err)
 			}
 			got := fmt.Sprintf("%s client=%s gw=%s name=%s base=%s disc=%s qos=%d user=%s pass=%s tls=%v",
-				c.BrokerName(), c.ClientID, c.Gateway, c.Name, c.Topics().Base, c.DiscoveryPrefix, c.QoS, c.Username, c.Password, c.TLS != nil)
+				c.BrokerName(), c.ClientID, c.Gateway, c.Name, c.Topics().Base(c.Gateway), c.DiscoveryPrefix, c.QoS, c.Username, c.Password, c.TLS != nil)
 			if got != tc.want {
 				t.Errorf("got  %s\nwant %s", got, tc.want)
 			}
@@ -87,16 +87,5 @@ func TestParseSettingsErrors(t *testing.T) {
 	_, err := mqttbridge.ParseSettings([]byte(`{"broker":"mqtt://h"}`), func() (string, error) { return "", errors.New("no name") })
 	if err == nil || !strings.Contains(err.Error(), "adapters.settings.mqtt.gateway: not set, and the host name is unknown") {
 		t.Fatalf("no host name: %v", err)
-	}
-}
-
-func TestSlug(t *testing.T) {
-	for in, want := range map[string]string{
-		"bench1": "bench1", "Bench.Pi 4": "bench-pi-4", "-x-": "x", "ü": "", "a_b-c": "a_b-c",
-		strings.Repeat("a", 70): strings.Repeat("a", 64),
-	} {
-		if got := mqttbridge.Slug(in); got != want {
-			t.Errorf("Slug(%q) = %q, want %q", in, got, want)
-		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os/exec"
@@ -146,7 +147,7 @@ func TestRetainedCommandIgnored(t *testing.T) {
 	if w := d.nextWrite(); string(w.Value) != `"plain"` {
 		t.Fatalf("first write %s: a retained command was acted on", w.Value)
 	}
-	s.wait(`1 openhal/gw/bridge/state {"adapters":"0/0","devices":2,"retainedCommandsDropped":1,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`)
+	s.wait(`1 openhal/gw/_bridge/state {"adapters":"0/0","devices":2,"retainedCommandsDropped":1,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`)
 }
 
 // A wrong password: mqtt.broker says so, in words.
@@ -208,6 +209,97 @@ func TestStopRefused(t *testing.T) {
 	d.waitBroker("connected")
 	s := subscribe(t, b.URL, "openhal/gw/#")
 	s.wait("1 openhal/gw/sim.led/state false")
-	publish(t, b.URL, "openhal/gw/stop/set", "STOP", false)
-	s.wait(`1 openhal/gw/bridge/state {"adapters":"0/0","devices":2,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":1}`)
+	publish(t, b.URL, "openhal/gw/_stop/set", "STOP", false)
+	s.wait(`1 openhal/gw/_bridge/state {"adapters":"0/0","devices":2,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":1}`)
+}
+
+// Discovery: one device-based config for the bench; a device removed is
+// taken out of Home Assistant (its entry with only its platform, then the
+// config without it) and its retained topics cleared; Home Assistant's
+// "online" has the config published again.
+func TestDiscovery(t *testing.T) {
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	s := subscribe(t, b.URL, "#")
+	publish(t, b.URL, "ready", "1", true) // retained: it comes, subscribed before or after
+	s.wait("1 ready 1")                   // subscribed: what follows comes in the order published
+	d := startAdapter(t, fmt.Sprintf(`{"broker":%q,"gateway":"gw","name":"Bench"}`, b.URL))
+	d.waitBroker("connected")
+	cfg := s.waitPrefix("1 homeassistant/device/gw/config ")
+	cmps := components(t, cfg)
+	if c, ok := cmps["switch_sim_led"]; !ok || c["p"] != "switch" || c["command_topic"] != "openhal/gw/sim.led/set" {
+		t.Errorf("sim.led's component %v (all: %v)", c, cmps)
+	}
+	if _, ok := cmps["switch_sim_heater"]; !ok {
+		t.Errorf("no sim.heater component: %v", cmps)
+	}
+	s.waitAll("1 openhal/gw/sim.heater/state false", "1 openhal/gw/sim.heater/availability online") // after the config
+
+	d.event("deviceRemoved", `{"device":"sim.heater","reason":"test"}`)
+	var configs []map[string]map[string]any
+	cleared := 0
+	for configs == nil || len(configs) < 2 || cleared < 2 { // in the order published; the topics may interleave
+		l := s.next()
+		switch {
+		case strings.HasPrefix(l, "1 homeassistant/device/gw/config "):
+			configs = append(configs, components(t, strings.TrimPrefix(l, "1 homeassistant/device/gw/config ")))
+		case l == "1 openhal/gw/sim.heater/state " || l == "1 openhal/gw/sim.heater/availability ":
+			cleared++
+		}
+	}
+	if c := configs[0]["switch_sim_heater"]; len(c) != 1 || c["p"] != "switch" {
+		t.Errorf("removal entry %v, want only its platform", c)
+	}
+	if _, ok := configs[1]["switch_sim_heater"]; ok {
+		t.Errorf("sim.heater still in the config after its removal")
+	}
+
+	publish(t, b.URL, "homeassistant/status", "online", false)
+	s.waitPrefix("0 homeassistant/status online")
+	again := components(t, s.waitPrefix("1 homeassistant/device/gw/config "))
+	if _, ok := again["switch_sim_led"]; !ok {
+		t.Errorf("republished config without sim.led: %v", again)
+	}
+}
+
+// next returns the next line.
+func (s *subscriber) next() string {
+	s.t.Helper()
+	select {
+	case l := <-s.lines:
+		return l
+	case <-time.After(wait):
+		s.t.Fatalf("no line within %v", wait)
+	}
+	return ""
+}
+
+// waitPrefix waits for a line starting with prefix, and returns the rest.
+func (s *subscriber) waitPrefix(prefix string) string {
+	s.t.Helper()
+	var seen []string
+	deadline := time.After(wait)
+	for {
+		select {
+		case l := <-s.lines:
+			if rest, ok := strings.CutPrefix(l, prefix); ok {
+				return rest
+			}
+			seen = append(seen, l)
+		case <-deadline:
+			s.t.Fatalf("no line %q... within %v; got:\n%s", prefix, wait, strings.Join(seen, "\n"))
+			return ""
+		}
+	}
+}
+
+// components returns a device discovery payload's components by key.
+func components(t *testing.T, payload string) map[string]map[string]any {
+	t.Helper()
+	var m struct {
+		Cmps map[string]map[string]any `json:"cmps"`
+	}
+	if err := json.Unmarshal([]byte(payload), &m); err != nil {
+		t.Fatalf("discovery payload %q: %v", payload, err)
+	}
+	return m.Cmps
 }
