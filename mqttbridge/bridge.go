@@ -22,6 +22,7 @@ import (
 
 	"github.com/openhal/gateway/adapters"
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/homeassistant"
 )
 
 // Hub is what the bridge needs of the gateway: the adapter's calls to the
@@ -37,9 +38,14 @@ type Hub interface {
 	BrokerStatus(status string)
 }
 
-// Discovery makes Home Assistant's discovery message for the bench's
-// devices (package homeassistant): its topic and retained payload.
-type Discovery func(devs []device.Descriptor) (topic string, payload []byte, err error)
+// Discovery makes Home Assistant's discovery messages for the bench's
+// devices (package homeassistant): the topic, and the retained payloads to
+// publish on it in order. prev is the devices of the config Home
+// Assistant last got (nil: none this run): a component gone since then is
+// removed with a payload of its own before the config without it (Home
+// Assistant's documented sequence), which is why a config is never
+// coalesced with the one before it.
+type Discovery func(prev, devs []device.Descriptor) (topic string, payloads [][]byte, err error)
 
 // Options make a Bridge.
 type Options struct {
@@ -64,15 +70,16 @@ const (
 
 // Bridge is one run of the bridge. It is the client's Handler.
 type Bridge struct {
-	cfg    Config
-	topics Topics
-	hub    Hub
-	disc   Discovery
-	own    string
-	log    *slog.Logger
-	out    *outbox
-	cmds   chan command
-	up     chan struct{}
+	cfg  Config
+	t    homeassistant.Topics
+	gw   string
+	hub  Hub
+	disc Discovery
+	own  string
+	log  *slog.Logger
+	out  *outbox
+	cmds chan command
+	up   chan struct{}
 
 	mu        sync.Mutex
 	client    Client // set by Run
@@ -86,6 +93,8 @@ type Bridge struct {
 	waiting   map[string]string // confirmation id → device, of the bridge's own pending writes
 	waitOrder []string
 	stats     Stats
+	configDue bool                // the discovery config must be published
+	haDevs    []device.Descriptor // the devices of the last config published
 }
 
 // Stats are the bridge's counters, published in <base>/bridge/state.
@@ -104,7 +113,7 @@ func New(o Options) *Bridge {
 	}
 	o.Hub.BrokerStatus("disconnected: connecting to " + o.Config.BrokerName())
 	return &Bridge{
-		cfg: o.Config, topics: o.Config.Topics(), hub: o.Hub, disc: o.Discovery, own: o.Own, log: o.Log,
+		cfg: o.Config, t: o.Config.Topics(), gw: o.Config.Gateway, hub: o.Hub, disc: o.Discovery, own: o.Own, log: o.Log,
 		out: newOutbox(), cmds: make(chan command, commandQueue), up: make(chan struct{}, 1),
 		devs: map[string]device.Descriptor{}, values: map[string]json.RawMessage{}, gen: map[string]uint64{},
 		waiting: map[string]string{},
@@ -146,7 +155,7 @@ func (b *Bridge) goodbye() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := b.client.Publish(ctx, b.topics.Status(), []byte("offline"), true); err != nil {
+	if err := b.client.Publish(ctx, b.t.Status(b.gw), []byte("offline"), true); err != nil {
 		b.log.Warn("mqtt: gateway offline not published", "err", err)
 	}
 }
@@ -157,7 +166,7 @@ func (b *Bridge) Connected() {
 	b.connected, b.ready, b.why = true, false, ""
 	b.mu.Unlock()
 	status := "connected " + b.cfg.BrokerName()
-	b.log.Info("mqtt: "+status, "clientId", b.cfg.ClientID, "base", b.topics.Base)
+	b.log.Info("mqtt: "+status, "clientId", b.cfg.ClientID, "base", b.t.Base(b.gw))
 	b.hub.BrokerStatus(status)
 	select {
 	case b.up <- struct{}{}:
@@ -199,16 +208,16 @@ func (b *Bridge) isConnected() bool {
 func (b *Bridge) connect(ctx context.Context) {
 	pctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
-	if err := b.client.Publish(pctx, b.topics.Status(), []byte("online"), true); err != nil {
+	if err := b.client.Publish(pctx, b.t.Status(b.gw), []byte("online"), true); err != nil {
 		b.log.Warn("mqtt: gateway online not published", "err", err)
 		return
 	}
-	// <base>/+/set covers <base>/stop/set: a subscription of its own
+	// <base>/+/set covers <base>/_stop/set: a subscription of its own
 	// would have the broker send each stop twice (mosquitto sends one
 	// copy per matching subscription).
-	filters := []string{b.topics.SetFilter()}
+	filters := []string{b.t.Set(b.gw, "+")}
 	if b.disc != nil {
-		filters = append(filters, b.topics.HAStatus())
+		filters = append(filters, b.t.HAStatus())
 	}
 	if err := b.client.Subscribe(pctx, filters...); err != nil {
 		b.log.Warn("mqtt: subscribe failed: commands are not received", "filters", filters, "err", err)
@@ -219,9 +228,13 @@ func (b *Bridge) connect(ctx context.Context) {
 	b.republish()
 }
 
-// flush publishes the outbox while the connection is up; a failure leaves
-// the rest for the next connection, which republishes everything anyway.
+// flush publishes the discovery config and the outbox while the
+// connection is up; a failure leaves the rest for the next connection,
+// which republishes everything anyway.
 func (b *Bridge) flush(ctx context.Context) {
+	if !b.publishConfig(ctx) {
+		return
+	}
 	for b.isReady() && ctx.Err() == nil {
 		topic, payload, ok := b.out.next()
 		if !ok {
@@ -245,13 +258,13 @@ func (b *Bridge) republish() {
 	defer b.mu.Unlock()
 	b.putConfigLocked()
 	if b.stop != nil {
-		b.out.put(b.topics.StopState(), b.stop)
+		b.out.put(b.t.StopState(b.gw), b.stop)
 	}
 	b.putBridgeLocked()
 	for _, id := range b.bridgedLocked() {
-		b.out.put(b.topics.Availability(id), availability(b.devs[id].State))
+		b.out.put(b.t.Availability(b.gw, id), availability(b.devs[id].State))
 		if v, ok := b.values[id]; ok {
-			b.out.put(b.topics.State(id), v)
+			b.out.put(b.t.State(b.gw, id), v)
 		}
 	}
 }
@@ -270,23 +283,52 @@ func (b *Bridge) bridgedLocked() []string {
 
 func (b *Bridge) isOwn(id string) bool { return b.own != "" && strings.HasPrefix(id, b.own) }
 
-// putConfigLocked makes the discovery config of the devices now bridged
-// due.
+// putConfigLocked makes the discovery config due.
 func (b *Bridge) putConfigLocked() {
-	if b.disc == nil {
-		return
+	if b.disc != nil {
+		b.configDue = true
+		b.out.poke()
 	}
-	ids := b.bridgedLocked()
+}
+
+// publishConfig publishes the discovery config when it is due, with the
+// removal of the components gone since the last one; false when the
+// connection failed.
+func (b *Bridge) publishConfig(ctx context.Context) bool {
+	b.mu.Lock()
+	if !b.ready || !b.configDue {
+		ready := b.ready
+		b.mu.Unlock()
+		return ready
+	}
+	b.configDue = false
+	prev, ids := b.haDevs, b.bridgedLocked()
 	devs := make([]device.Descriptor, len(ids))
 	for i, id := range ids {
 		devs[i] = b.devs[id]
 	}
-	topic, payload, err := b.disc(devs)
+	b.mu.Unlock()
+	topic, payloads, err := b.disc(prev, devs)
 	if err != nil {
 		b.log.Error("mqtt: discovery config not made", "err", err)
-		return
+		return true
 	}
-	b.out.put(topic, payload)
+	for _, p := range payloads {
+		pctx, cancel := context.WithTimeout(ctx, publishTimeout)
+		err := b.client.Publish(pctx, topic, p, true)
+		cancel()
+		if err != nil {
+			b.mu.Lock()
+			b.configDue = true
+			b.mu.Unlock()
+			b.log.Debug("mqtt: discovery config not published; kept for the next connection", "err", err)
+			return false
+		}
+	}
+	b.mu.Lock()
+	b.haDevs = devs
+	b.mu.Unlock()
+	return true
 }
 
 // putBridgeLocked makes the bridge's diagnostics due: the adapters up
@@ -309,7 +351,7 @@ func (b *Bridge) putBridgeLocked() {
 		Devices  int    `json:"devices"`
 		Stats
 	}{strconv.Itoa(len(up)) + "/" + strconv.Itoa(len(all)), len(b.bridgedLocked()), b.stats})
-	b.out.put(b.topics.BridgeState(), payload)
+	b.out.put(b.t.BridgeState(b.gw), payload)
 }
 
 // availability is a device's availability payload from its state.

@@ -18,34 +18,28 @@ func TestConnect(t *testing.T) {
 	h := bench()
 	_, c := run(t, h)
 	c.Up()
-	c.Wait(t, 0, "openhal/gw/bridge/state", "")
-	c.Wait(t, 0, "openhal/gw/sim.meter/state", "")
-	pubs := c.Published(0)
-	if p := pubs[0]; p != (mqtttest.Published{Topic: "openhal/gw/status", Payload: "online", Retain: true}) {
-		t.Fatalf("first publish %+v, want the gateway online", p)
-	}
 	want := map[string]string{
 		"homeassistant/device/gw/config":     "sim.heater,sim.led,sim.meter",
 		"openhal/gw/sim.led/state":           "false",
 		"openhal/gw/sim.led/availability":    "online",
 		"openhal/gw/sim.meter/state":         `"READY"`,
 		"openhal/gw/sim.heater/state":        "false",
-		"openhal/gw/bridge/state":            `{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`,
+		"openhal/gw/_bridge/state":           `{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`,
 		"openhal/gw/sim.heater/availability": "online",
 	}
-	got := map[string]string{}
+	for topic, payload := range want {
+		c.Wait(t, 0, topic, payload)
+	}
+	pubs := c.Published(0)
+	if p := pubs[0]; p != (mqtttest.Published{Topic: "openhal/gw/status", Payload: "online", Retain: true}) {
+		t.Fatalf("first publish %+v, want the gateway online", p)
+	}
 	for _, p := range pubs {
 		if !p.Retain {
 			t.Errorf("%s not retained", p.Topic)
 		}
 		if strings.Contains(p.Topic, "mqtt.broker") {
 			t.Errorf("the bridge's own device published: %s", p.Topic)
-		}
-		got[p.Topic] = p.Payload
-	}
-	for topic, payload := range want {
-		if got[topic] != payload {
-			t.Errorf("%s = %q, want %q", topic, got[topic], payload)
 		}
 	}
 	subs := c.Subscriptions()
@@ -74,17 +68,18 @@ func TestEvents(t *testing.T) {
 		{"offline", "deviceState", `{"device":"sim.led","state":"offline"}`,
 			[]pub{{"openhal/gw/sim.led/availability", "offline"}}},
 		{"stopped", "stopped", `{"principal":{"kind":"operator","name":"admin"},"reason":"smoke","ts":"2026-01-02T03:04:05.123Z","safeApplied":[],"failed":[]}`,
-			[]pub{{"openhal/gw/stop/state", `{"stopped":true,"by":"admin","reason":"smoke","since":"2026-01-02T03:04:05Z"}`}}},
+			[]pub{{"openhal/gw/_stop/state", `{"stopped":true,"by":"admin","reason":"smoke","since":"2026-01-02T03:04:05Z"}`}}},
 		{"resumed", "resumed", `{"principal":{"kind":"operator","name":"admin"},"ts":"2026-01-02T03:04:05Z"}`,
-			[]pub{{"openhal/gw/stop/state", `{"stopped":false}`}}},
+			[]pub{{"openhal/gw/_stop/state", `{"stopped":false}`}}},
 		{"added", "deviceAdded", `{"device":{"id":"pump.flow","kind":"sensor","source":"adapter:pump","access":"r","risk":"low","schema":{"type":"number"},"state":"ok"}}`,
 			[]pub{
 				{"homeassistant/device/gw/config", "pump.flow,sim.heater,sim.led,sim.meter"},
 				{"openhal/gw/pump.flow/availability", "online"},
-				{"openhal/gw/bridge/state", `{"adapters":"2/2","devices":4,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`},
+				{"openhal/gw/_bridge/state", `{"adapters":"2/2","devices":4,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`},
 			}},
 		{"removed", "deviceRemoved", `{"device":"sim.meter","reason":"unplugged"}`,
 			[]pub{
+				{"homeassistant/device/gw/config", "-sim.meter"},
 				{"homeassistant/device/gw/config", "sim.heater,sim.led"},
 				{"openhal/gw/sim.meter/state", ""},
 				{"openhal/gw/sim.meter/availability", ""},
@@ -93,7 +88,7 @@ func TestEvents(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			b, c := run(t, bench())
 			c.Up()
-			c.Wait(t, 0, "openhal/gw/bridge/state", "")
+			settled(t, c)
 			mark := c.Mark()
 			event(b, tc.typ, tc.data)
 			for _, w := range tc.want {
@@ -111,7 +106,7 @@ func TestDisconnectedKeepsNewest(t *testing.T) {
 	h := bench()
 	b, c := run(t, h)
 	c.Up()
-	c.Wait(t, 0, "openhal/gw/bridge/state", "")
+	settled(t, c)
 	c.Down(errors.New("gone"))
 	mark := c.Mark()
 	for i := range 1000 {
@@ -123,7 +118,7 @@ func TestDisconnectedKeepsNewest(t *testing.T) {
 	}
 	c.Up()
 	c.Wait(t, mark, "openhal/gw/sim.meter/state", `"line 999"`)
-	c.Wait(t, mark, "openhal/gw/bridge/state", "")
+	c.Wait(t, mark, "openhal/gw/_bridge/state", "")
 	n := 0
 	for _, p := range c.Published(mark) {
 		if p.Topic == "openhal/gw/sim.led/state" {
@@ -164,7 +159,7 @@ func TestCommands(t *testing.T) {
 			h.answer = tc.answer
 			_, c := run(t, h)
 			c.Up()
-			c.Wait(t, 0, "openhal/gw/bridge/state", "")
+			settled(t, c)
 			mark := c.Mark()
 			topic := "openhal/gw/" + tc.device + "/set"
 			c.Deliver(mqttMessage(topic, tc.payload, false))
@@ -196,7 +191,7 @@ func TestConfirmationResolved(t *testing.T) {
 	}
 	b, c := run(t, h)
 	c.Up()
-	c.Wait(t, 0, "openhal/gw/bridge/state", "")
+	settled(t, c)
 	c.Deliver(mqttMessage("openhal/gw/sim.heater/set", "true", false))
 	c.Wait(t, 0, "openhal/gw/sim.heater/result", "")
 	mark := c.Mark()
@@ -216,11 +211,11 @@ func TestRetainedCommandDropped(t *testing.T) {
 	h := bench()
 	_, c := run(t, h)
 	c.Up()
-	c.Wait(t, 0, "openhal/gw/bridge/state", "")
+	settled(t, c)
 	mark := c.Mark()
 	c.Deliver(mqttMessage("openhal/gw/sim.led/set", "true", true))
-	c.Deliver(mqttMessage("openhal/gw/stop/set", "STOP", true))
-	c.Wait(t, mark, "openhal/gw/bridge/state", `{"adapters":"1/1","devices":3,"retainedCommandsDropped":2,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`)
+	c.Deliver(mqttMessage("openhal/gw/_stop/set", "STOP", true))
+	c.Wait(t, mark, "openhal/gw/_bridge/state", `{"adapters":"1/1","devices":3,"retainedCommandsDropped":2,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`)
 	c.Deliver(mqttMessage("openhal/gw/sim.led/set", "false", false))
 	if w := h.nextWrite(t); w.value != "false" {
 		t.Fatalf("write %+v: the retained command was acted on", w)
@@ -239,9 +234,9 @@ func TestStopCommand(t *testing.T) {
 		stopErr               error
 		refused               int
 	}{
-		{"STOP", "STOP", "mqtt: openhal/gw/stop/set", nil, 0},
+		{"STOP", "STOP", "mqtt: openhal/gw/_stop/set", nil, 0},
 		{"reason", `{"reason":"smoke"}`, "mqtt: smoke", nil, 0},
-		{"refused", "STOP", "mqtt: openhal/gw/stop/set", errors.New("no stop"), 1},
+		{"refused", "STOP", "mqtt: openhal/gw/_stop/set", errors.New("no stop"), 1},
 		{"not understood", "halt", "", nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -249,9 +244,9 @@ func TestStopCommand(t *testing.T) {
 			h.stopErr = tc.stopErr
 			_, c := run(t, h)
 			c.Up()
-			c.Wait(t, 0, "openhal/gw/bridge/state", "")
+			settled(t, c)
 			mark := c.Mark()
-			c.Deliver(mqttMessage("openhal/gw/stop/set", tc.payload, false))
+			c.Deliver(mqttMessage("openhal/gw/_stop/set", tc.payload, false))
 			if tc.reason != "" {
 				select {
 				case r := <-h.stops:
@@ -263,7 +258,7 @@ func TestStopCommand(t *testing.T) {
 				}
 			}
 			if tc.refused > 0 {
-				c.Wait(t, mark, "openhal/gw/bridge/state", fmt.Sprintf(`{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":%d}`, tc.refused))
+				c.Wait(t, mark, "openhal/gw/_bridge/state", fmt.Sprintf(`{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":%d}`, tc.refused))
 			}
 		})
 	}
@@ -273,7 +268,7 @@ func TestStopCommand(t *testing.T) {
 func TestHomeAssistantOnline(t *testing.T) {
 	_, c := run(t, bench())
 	c.Up()
-	c.Wait(t, 0, "openhal/gw/bridge/state", "")
+	settled(t, c)
 	mark := c.Mark()
 	c.Deliver(mqttMessage("homeassistant/status", "offline", false))
 	c.Deliver(mqttMessage("homeassistant/status", "online", false))

@@ -44,7 +44,7 @@ type resultError struct {
 // switching"). Commands wait in a bounded queue, so that the client's
 // reader is never held up by the Hub.
 func (b *Bridge) Received(m Message) {
-	if b.disc != nil && m.Topic == b.topics.HAStatus() {
+	if b.disc != nil && m.Topic == b.t.HAStatus() {
 		if string(m.Payload) == "online" {
 			b.log.Info("mqtt: Home Assistant is online; republishing the discovery config and states")
 			b.republish()
@@ -52,8 +52,8 @@ func (b *Bridge) Received(m Message) {
 		return
 	}
 	c := command{topic: m.Topic, payload: m.Payload}
-	if m.Topic != b.topics.StopSet() {
-		dev, ok := b.topics.SetDevice(m.Topic)
+	if m.Topic != b.t.StopSet(b.gw) {
+		dev, ok := setDevice(b.t, b.gw, m.Topic)
 		if !ok {
 			return
 		}
@@ -200,7 +200,7 @@ func (b *Bridge) publishResult(ctx context.Context, dev string, r result) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, publishTimeout)
 	defer cancel()
-	if err := b.client.Publish(pctx, b.topics.Result(dev), payload, false); err != nil {
+	if err := b.client.Publish(pctx, b.t.Result(b.gw, dev), payload, false); err != nil {
 		b.log.Warn("mqtt: result not published", "device", dev, "err", err)
 	}
 }

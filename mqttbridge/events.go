@@ -56,7 +56,7 @@ func (b *Bridge) readValue(ctx context.Context, id string) {
 	defer b.mu.Unlock()
 	if b.gen[id] == gen {
 		b.values[id] = v
-		b.out.put(b.topics.State(id), v)
+		b.out.put(b.t.State(b.gw, id), v)
 	}
 }
 
@@ -107,7 +107,7 @@ func (b *Bridge) onValue(data json.RawMessage) error {
 	defer b.mu.Unlock()
 	b.gen[e.Device]++
 	b.values[e.Device] = v
-	b.out.put(b.topics.State(e.Device), v)
+	b.out.put(b.t.State(b.gw, e.Device), v)
 	return nil
 }
 
@@ -128,7 +128,7 @@ func (b *Bridge) onDeviceState(data json.RawMessage) error {
 	}
 	d.State, d.Fault = e.State, e.Fault
 	b.devs[e.Device] = d
-	b.out.put(b.topics.Availability(e.Device), availability(e.State))
+	b.out.put(b.t.Availability(b.gw, e.Device), availability(e.State))
 	b.putBridgeLocked()
 	return nil
 }
@@ -145,7 +145,7 @@ func (b *Bridge) onDeviceAdded(ctx context.Context, data json.RawMessage) error 
 	b.devs[id] = e.Device
 	if !b.isOwn(id) {
 		b.putConfigLocked()
-		b.out.put(b.topics.Availability(id), availability(e.Device.State))
+		b.out.put(b.t.Availability(b.gw, id), availability(e.Device.State))
 	}
 	b.putBridgeLocked()
 	b.mu.Unlock()
@@ -171,8 +171,8 @@ func (b *Bridge) onDeviceRemoved(data json.RawMessage) error {
 	delete(b.gen, e.Device)
 	if !b.isOwn(e.Device) {
 		b.putConfigLocked()
-		b.out.put(b.topics.State(e.Device), []byte{})
-		b.out.put(b.topics.Availability(e.Device), []byte{})
+		b.out.put(b.t.State(b.gw, e.Device), []byte{})
+		b.out.put(b.t.Availability(b.gw, e.Device), []byte{})
 	}
 	b.putBridgeLocked()
 	return nil
@@ -209,7 +209,7 @@ func (b *Bridge) onStop(stopped bool, data json.RawMessage) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.stop = payload
-	b.out.put(b.topics.StopState(), payload)
+	b.out.put(b.t.StopState(b.gw), payload)
 	return nil
 }
 

@@ -117,13 +117,26 @@ func bench() *fakeHub {
 	return h
 }
 
-// discovery stands in for package homeassistant: the ids it was given.
-func discovery(devs []device.Descriptor) (string, []byte, error) {
-	ids := make([]string, len(devs))
-	for i, d := range devs {
-		ids[i] = d.ID
+// discovery stands in for package homeassistant: the ids it was given,
+// after a payload "-<id>,..." of those gone since prev.
+func discovery(prev, devs []device.Descriptor) (string, [][]byte, error) {
+	now := map[string]bool{}
+	var ids, gone []string
+	for _, d := range devs {
+		ids = append(ids, d.ID)
+		now[d.ID] = true
 	}
-	return "homeassistant/device/gw/config", []byte(strings.Join(ids, ",")), nil
+	for _, d := range prev {
+		if !now[d.ID] {
+			gone = append(gone, "-"+d.ID)
+		}
+	}
+	var payloads [][]byte
+	if len(gone) > 0 {
+		payloads = append(payloads, []byte(strings.Join(gone, ",")))
+	}
+	payloads = append(payloads, []byte(strings.Join(ids, ",")))
+	return "homeassistant/device/gw/config", payloads, nil
 }
 
 func testConfig() mqttbridge.Config {
@@ -165,3 +178,10 @@ func mqttMessage(topic, payload string, retain bool) mqttbridge.Message {
 }
 
 func timeout() <-chan time.Time { return time.After(wait) }
+
+// settled waits for the last retained message a connection publishes to
+// the bench (the outbox keeps the order in which messages became due).
+func settled(t *testing.T, c *mqtttest.Client) {
+	t.Helper()
+	c.Wait(t, 0, "openhal/gw/sim.meter/availability", "")
+}

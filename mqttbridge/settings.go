@@ -12,7 +12,8 @@ import (
 	"os"
 	"regexp"
 	"sort"
-	"strings"
+
+	"github.com/openhal/gateway/homeassistant"
 )
 
 // SettingsPath is where the settings live in the gateway's configuration:
@@ -61,9 +62,12 @@ type Config struct {
 // it: scheme, host and port, never a password.
 func (c Config) BrokerName() string { return c.Broker.Scheme + "://" + c.Broker.Host }
 
-// Topics is the topic layout of this configuration.
-func (c Config) Topics() Topics {
-	return Topics{Base: c.Prefix + "/" + c.Gateway, Discovery: c.DiscoveryPrefix}
+// Topics is the topic layout of this configuration (package
+// homeassistant names every topic). With discovery off, Discovery is ""
+// and the bridge neither publishes configs nor subscribes to Home
+// Assistant's status.
+func (c Config) Topics() homeassistant.Topics {
+	return homeassistant.Topics{Prefix: c.Prefix, Discovery: c.DiscoveryPrefix}
 }
 
 var (
@@ -161,29 +165,7 @@ func gatewayID(s string, hostname func() (string, error)) (string, error) {
 	if err != nil {
 		return "", fieldErr("gateway", "not set, and the host name is unknown (%v): set it", err)
 	}
-	if id := Slug(h); id != "" {
-		return id, nil
-	}
-	return "", fieldErr("gateway", "not set, and the host name %q gives no id: set it", h)
-}
-
-// Slug turns a name into a gateway id of the topic layout: lower case,
-// [a-z0-9_-], anything else a '-', no '-' at either end, at most 64.
-func Slug(name string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(name) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
-			b.WriteRune(r)
-		default:
-			b.WriteByte('-')
-		}
-	}
-	s := strings.Trim(b.String(), "-")
-	if len(s) > 64 {
-		s = strings.Trim(s[:64], "-")
-	}
-	return s
+	return homeassistant.Slug(h), nil
 }
 
 func (s Settings) password() ([]byte, error) {
@@ -271,12 +253,15 @@ func decodeStrict(raw json.RawMessage, v *Settings) error {
 	if err := json.Unmarshal(raw, v); err != nil {
 		var te *json.UnmarshalTypeError
 		if errors.As(err, &te) {
-			return fieldErr(te.Field, "want a %s, got %s", te.Type, te.Value)
+			return fieldErr(te.Field, "want %s, got %s", typeWords[te.Type.Kind().String()], te.Value)
 		}
 		return fmt.Errorf("%s: %w", SettingsPath, err)
 	}
 	return nil
 }
+
+// typeWords names the settings' Go types as a YAML writer sees them.
+var typeWords = map[string]string{"int": "a number", "string": "a string", "struct": "a mapping", "ptr": "a value"}
 
 func unknownFields(path string, m map[string]json.RawMessage, known map[string]bool) error {
 	keys := make([]string, 0, len(m))

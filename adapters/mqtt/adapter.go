@@ -53,7 +53,7 @@ func (a *adapter) initialize(ctx context.Context, c *adapters.Conn) error {
 	}
 	a.hub.attach(c)
 	b := mqttbridge.New(mqttbridge.Options{
-		Config: cfg, Hub: a.hub, Discovery: discovery(cfg, Version), Own: Name + ".", Log: a.log,
+		Config: cfg, Hub: a.hub, Discovery: discovery(cfg, c.Params().Host.Version), Own: Name + ".", Log: a.log,
 	})
 	// Not ctx: the connection outlives the protocol's, so that the
 	// bridge publishes the gateway offline after shutdown (close).
@@ -69,7 +69,7 @@ func (a *adapter) initialize(ctx context.Context, c *adapters.Conn) error {
 		defer close(done)
 		b.Run(ctx, client)
 	}()
-	a.log.Info("mqtt: bridge started", "broker", cfg.BrokerName(), "gateway", cfg.Gateway, "base", cfg.Topics().Base, "discovery", cfg.DiscoveryPrefix)
+	a.log.Info("mqtt: bridge started", "broker", cfg.BrokerName(), "gateway", cfg.Gateway, "base", cfg.Topics().Base(cfg.Gateway), "discovery", cfg.DiscoveryPrefix)
 	return nil
 }
 

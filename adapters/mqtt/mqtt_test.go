@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"os/exec"
@@ -62,6 +63,27 @@ func (s *subscriber) wait(want string) []string {
 	}
 }
 
+// waitAll waits for every line of wants, in any order (a new
+// subscription gets the retained messages in the broker's order).
+func (s *subscriber) waitAll(wants ...string) {
+	s.t.Helper()
+	missing := map[string]bool{}
+	for _, w := range wants {
+		missing[w] = true
+	}
+	var seen []string
+	deadline := time.After(wait)
+	for len(missing) > 0 {
+		select {
+		case l := <-s.lines:
+			delete(missing, l)
+			seen = append(seen, l)
+		case <-deadline:
+			s.t.Fatalf("missing %v within %v; got:\n%s", missing, wait, strings.Join(seen, "\n"))
+		}
+	}
+}
+
 // publish publishes with mosquitto_pub.
 func publish(t *testing.T, broker, topic, payload string, retain bool) {
 	t.Helper()
@@ -87,8 +109,7 @@ func TestCommandRoundTrip(t *testing.T) {
 	d := startAdapter(t, settings(b.URL))
 	d.waitBroker("connected mqtt://127.0.0.1:")
 	s := subscribe(t, b.URL, "openhal/gw/#")
-	s.wait("1 openhal/gw/status online")
-	s.wait("1 openhal/gw/sim.led/state false")
+	s.waitAll("1 openhal/gw/status online", "1 openhal/gw/sim.led/state false")
 
 	publish(t, b.URL, "openhal/gw/sim.led/set", "true", false)
 	if w := d.nextWrite(); w.Device != "sim.led" || string(w.Value) != "true" || w.Reason != "mqtt: openhal/gw/sim.led/set" {
@@ -126,7 +147,7 @@ func TestRetainedCommandIgnored(t *testing.T) {
 	if w := d.nextWrite(); string(w.Value) != `"plain"` {
 		t.Fatalf("first write %s: a retained command was acted on", w.Value)
 	}
-	s.wait(`1 openhal/gw/bridge/state {"adapters":"0/0","devices":2,"retainedCommandsDropped":1,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`)
+	s.wait(`1 openhal/gw/_bridge/state {"adapters":"0/0","devices":2,"retainedCommandsDropped":1,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`)
 }
 
 // A wrong password: mqtt.broker says so, in words.
@@ -150,9 +171,7 @@ func TestBrokerRestart(t *testing.T) {
 	b.Restart() // no persistence: the broker comes back empty
 	d.waitBroker("connected")
 	s2 := subscribe(t, b.URL, "openhal/gw/#")
-	s2.wait("1 openhal/gw/status online")
-	s2.wait("1 openhal/gw/sim.led/state true")
-	s2.wait("1 openhal/gw/sim.heater/state false")
+	s2.waitAll("1 openhal/gw/status online", "1 openhal/gw/sim.led/state true", "1 openhal/gw/sim.heater/state false")
 }
 
 // TLS with a client certificate, from the settings' files.
@@ -179,4 +198,108 @@ func TestBadSettings(t *testing.T) {
 	if d.code != 1 {
 		t.Fatalf("exit code %d, want 1", d.code)
 	}
+}
+
+// A stop asked on MQTT: adapter protocol 1 has no call that engages the
+// Hub's stop, so the adapter refuses it loudly (its log, and
+// stopsRefused in the bridge's state) rather than pretend.
+func TestStopRefused(t *testing.T) {
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	d := startAdapter(t, settings(b.URL))
+	d.waitBroker("connected")
+	s := subscribe(t, b.URL, "openhal/gw/#")
+	s.wait("1 openhal/gw/sim.led/state false")
+	publish(t, b.URL, "openhal/gw/_stop/set", "STOP", false)
+	s.wait(`1 openhal/gw/_bridge/state {"adapters":"0/0","devices":2,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":1}`)
+}
+
+// Discovery: one device-based config for the bench; a device removed is
+// taken out of Home Assistant (its entry with only its platform, then the
+// config without it) and its retained topics cleared; Home Assistant's
+// "online" has the config published again.
+func TestDiscovery(t *testing.T) {
+	b := mosquittotest.Start(t, mosquittotest.Options{})
+	s := subscribe(t, b.URL, "#")
+	publish(t, b.URL, "ready", "1", true) // retained: it comes, subscribed before or after
+	s.wait("1 ready 1")                   // subscribed: what follows comes in the order published
+	d := startAdapter(t, fmt.Sprintf(`{"broker":%q,"gateway":"gw","name":"Bench"}`, b.URL))
+	d.waitBroker("connected")
+	cfg := s.waitPrefix("1 homeassistant/device/gw/config ")
+	cmps := components(t, cfg)
+	if c, ok := cmps["switch_sim_led"]; !ok || c["p"] != "switch" || c["command_topic"] != "openhal/gw/sim.led/set" {
+		t.Errorf("sim.led's component %v (all: %v)", c, cmps)
+	}
+	if _, ok := cmps["switch_sim_heater"]; !ok {
+		t.Errorf("no sim.heater component: %v", cmps)
+	}
+	s.waitAll("1 openhal/gw/sim.heater/state false", "1 openhal/gw/sim.heater/availability online") // after the config
+
+	d.event("deviceRemoved", `{"device":"sim.heater","reason":"test"}`)
+	var configs []map[string]map[string]any
+	cleared := 0
+	for configs == nil || len(configs) < 2 || cleared < 2 { // in the order published; the topics may interleave
+		l := s.next()
+		switch {
+		case strings.HasPrefix(l, "1 homeassistant/device/gw/config "):
+			configs = append(configs, components(t, strings.TrimPrefix(l, "1 homeassistant/device/gw/config ")))
+		case l == "1 openhal/gw/sim.heater/state " || l == "1 openhal/gw/sim.heater/availability ":
+			cleared++
+		}
+	}
+	if c := configs[0]["switch_sim_heater"]; len(c) != 1 || c["p"] != "switch" {
+		t.Errorf("removal entry %v, want only its platform", c)
+	}
+	if _, ok := configs[1]["switch_sim_heater"]; ok {
+		t.Errorf("sim.heater still in the config after its removal")
+	}
+
+	publish(t, b.URL, "homeassistant/status", "online", false)
+	s.waitPrefix("0 homeassistant/status online")
+	again := components(t, s.waitPrefix("1 homeassistant/device/gw/config "))
+	if _, ok := again["switch_sim_led"]; !ok {
+		t.Errorf("republished config without sim.led: %v", again)
+	}
+}
+
+// next returns the next line.
+func (s *subscriber) next() string {
+	s.t.Helper()
+	select {
+	case l := <-s.lines:
+		return l
+	case <-time.After(wait):
+		s.t.Fatalf("no line within %v", wait)
+	}
+	return ""
+}
+
+// waitPrefix waits for a line starting with prefix, and returns the rest.
+func (s *subscriber) waitPrefix(prefix string) string {
+	s.t.Helper()
+	var seen []string
+	deadline := time.After(wait)
+	for {
+		select {
+		case l := <-s.lines:
+			if rest, ok := strings.CutPrefix(l, prefix); ok {
+				return rest
+			}
+			seen = append(seen, l)
+		case <-deadline:
+			s.t.Fatalf("no line %q... within %v; got:\n%s", prefix, wait, strings.Join(seen, "\n"))
+			return ""
+		}
+	}
+}
+
+// components returns a device discovery payload's components by key.
+func components(t *testing.T, payload string) map[string]map[string]any {
+	t.Helper()
+	var m struct {
+		Cmps map[string]map[string]any `json:"cmps"`
+	}
+	if err := json.Unmarshal([]byte(payload), &m); err != nil {
+		t.Fatalf("discovery payload %q: %v", payload, err)
+	}
+	return m.Cmps
 }

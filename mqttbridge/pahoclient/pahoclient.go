@@ -53,7 +53,7 @@ func Dial(ctx context.Context, cfg mqttbridge.Config, h mqttbridge.Handler) (*Cl
 		ConnectTimeout:                10 * time.Second,
 		ConnectUsername:               cfg.Username,
 		ConnectPassword:               cfg.Password,
-		WillMessage:                   &paho.WillMessage{Topic: cfg.Topics().Status(), Payload: []byte("offline"), QoS: cfg.QoS, Retain: true},
+		WillMessage:                   &paho.WillMessage{Topic: cfg.Topics().Status(cfg.Gateway), Payload: []byte("offline"), QoS: cfg.QoS, Retain: true},
 		OnConnectionUp: func(*autopaho.ConnectionManager, *paho.Connack) {
 			c.setErr(nil)
 			h.Connected()
