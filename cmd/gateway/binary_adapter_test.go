@@ -90,6 +90,14 @@ func buildNotifier(t *testing.T) string {
 // directory are made traversable.
 func adapterGateway(t *testing.T, src, name string) (*gateway, int) {
 	t.Helper()
+	return adapterGatewayConf(t, src, name, "")
+}
+
+// adapterGatewayConf is adapterGateway with more lines (indented YAML)
+// at the end of the configuration's adapters section: the adapters'
+// settings.
+func adapterGatewayConf(t *testing.T, src, name, more string) (*gateway, int) {
+	t.Helper()
 	tmp := t.TempDir()
 	for _, d := range []string{tmp, filepath.Dir(tmp)} {
 		if err := os.Chmod(d, 0o755); err != nil {
@@ -103,7 +111,7 @@ func adapterGateway(t *testing.T, src, name string) (*gateway, int) {
 		t.Fatalf("install: %q", out)
 	}
 	cfg := filepath.Join(tmp, "gateway.yaml")
-	conf := "board: sim\nadapters:\n  enabled: [" + name + "]\n  user: nobody\n"
+	conf := "board: sim\nadapters:\n  enabled: [" + name + "]\n  user: nobody\n" + more
 	if err := os.WriteFile(cfg, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}

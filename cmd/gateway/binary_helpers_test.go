@@ -155,6 +155,16 @@ func (s *stream) text() string {
 // when within passes first or when the stream ends without one.
 func (s *stream) waitFor(t *testing.T, from int, pattern string, within time.Duration) (int, []string) {
 	t.Helper()
+	i, m, err := s.await(from, pattern, within)
+	if err != nil {
+		t.Fatalf("%v:\n%s", err, s.text())
+	}
+	return i, m
+}
+
+// await is waitFor without the test: it returns an error when within
+// passes first or when the stream ends without a matching line.
+func (s *stream) await(from int, pattern string, within time.Duration) (int, []string, error) {
 	re := regexp.MustCompile(pattern)
 	timer := time.NewTimer(within)
 	defer timer.Stop()
@@ -163,19 +173,19 @@ func (s *stream) waitFor(t *testing.T, from int, pattern string, within time.Dur
 		for i := from; i < len(s.lines); i++ {
 			if m := re.FindStringSubmatch(s.lines[i]); m != nil {
 				s.mu.Unlock()
-				return i, m
+				return i, m, nil
 			}
 		}
 		from = max(from, len(s.lines))
 		ended, changed := s.ended, s.changed
 		s.mu.Unlock()
 		if ended {
-			t.Fatalf("the output ended without a line matching %s:\n%s", pattern, s.text())
+			return 0, nil, fmt.Errorf("the output ended without a line matching %s", pattern)
 		}
 		select {
 		case <-changed:
 		case <-timer.C:
-			t.Fatalf("no line matching %s within %s:\n%s", pattern, within, s.text())
+			return 0, nil, fmt.Errorf("no line matching %s within %s", pattern, within)
 		}
 	}
 }
