@@ -90,13 +90,17 @@ func buildNotifier(t *testing.T) string {
 // directory are made traversable.
 func adapterGateway(t *testing.T, src, name string) (*gateway, int) {
 	t.Helper()
-	return adapterGatewayConf(t, src, name, "")
+	state, cfg := installAdapter(t, src, name, "")
+	g := startGateway(t, state, "--config", cfg)
+	return g, adapterRunning(t, g, name)
 }
 
-// adapterGatewayConf is adapterGateway with more lines (indented YAML)
-// at the end of the configuration's adapters section: the adapters'
-// settings.
-func adapterGatewayConf(t *testing.T, src, name, more string) (*gateway, int) {
+// installAdapter installs the adapter folder src (adapter name) into a
+// fresh state directory and writes a configuration that enables it, with
+// more lines (indented YAML) at the end of its adapters section: the
+// adapters' settings. It returns the state directory and the
+// configuration file.
+func installAdapter(t *testing.T, src, name, more string) (string, string) {
 	t.Helper()
 	tmp := t.TempDir()
 	for _, d := range []string{tmp, filepath.Dir(tmp)} {
@@ -116,13 +120,19 @@ func adapterGatewayConf(t *testing.T, src, name, more string) (*gateway, int) {
 		t.Fatal(err)
 	}
 	gwOK(t, "check", "--config", cfg)
-	g := startGateway(t, state, "--config", cfg)
+	return state, cfg
+}
+
+// adapterRunning waits until the gateway g has the adapter name running
+// as nobody, and returns its pid.
+func adapterRunning(t *testing.T, g *gateway, name string) int {
+	t.Helper()
 	g.err.waitFor(t, 0, `msg="adapter state" .*adapter=`+name+` from=starting to=running`, waitLong)
 	st := adapterStatusJSON(t, g, name)
 	if st.State != "running" || st.Pid <= 0 || st.User != "nobody" {
 		t.Fatalf("status: %+v, want running as nobody with a pid", st)
 	}
-	return g, st.Pid
+	return st.Pid
 }
 
 type statusJSON struct {

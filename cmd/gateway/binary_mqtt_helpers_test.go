@@ -163,8 +163,17 @@ func mqttSettings(port int, gatewayID string, more ...string) string {
 // the configuration file, for a restart.
 func mqttGateway(t *testing.T, src, settings string) (*gateway, int, string) {
 	t.Helper()
-	g, pid := adapterGatewayConf(t, src, "mqtt", settings)
-	return g, pid, filepath.Join(filepath.Dir(g.dir), "gateway.yaml")
+	state, cfg := installAdapter(t, src, "mqtt", settings)
+	g := startMQTTGateway(t, state, cfg)
+	return g, adapterRunning(t, g, "mqtt"), cfg
+}
+
+// startMQTTGateway starts a gateway with the state directory dir and the
+// configuration cfg, which enables the mqtt adapter: it is ready with the
+// sim board's 7 devices, and mqtt.broker too when the adapter was quick.
+func startMQTTGateway(t *testing.T, dir, cfg string) *gateway {
+	t.Helper()
+	return readyGatewayAt(t, startChild(t, gatewayRunArgs(dir, "--config", cfg)...), dir, "7|8")
 }
 
 // admin are the client flags for g with its admin token.

@@ -70,7 +70,7 @@ func TestBinaryMQTT(t *testing.T) {
 	g.kill(t)
 	b.s.msg(t, mark, q(b.tp.Status(b.id)), "offline")
 	waitDead(t, pid)
-	b.g = startGateway(t, g.dir, "--config", cfg)
+	b.g = startMQTTGateway(t, g.dir, cfg)
 	b.s.msg(t, mark, q(b.tp.Status(b.id)), "online")
 	b.marker(t)
 	b.wantRead(t, "sim.led", "false") // the ghost was not acted on
