@@ -115,6 +115,15 @@ lint:
 	if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# The MQTT fleet (issue 16): FLEET sim gateways (default 20), each its own
+# process and state directory with its mqtt adapter, on one mosquitto the
+# test starts; prints the messages per second through the broker and the
+# CPU per gateway, idle and under commands (docs/mqtt.md, "A fleet").
+FLEET ?= 20
+.PHONY: test-fleet
+test-fleet:
+	FLEET=$(FLEET) $(GO) test -count=1 -run '^TestBinaryMQTTFleet$$' -v -timeout 20m ./cmd/gateway
+
 # Go benchmarks of the hot paths, the supervisor's idle CPU with 20
 # services and its event throughput to one, the software PWM's jitter,
 # then the load tool against a gateway it
