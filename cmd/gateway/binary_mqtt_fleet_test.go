@@ -148,7 +148,8 @@ func TestBinaryMQTTFleet(t *testing.T) {
 		s.msg(t, 0, q(m.tp.Status(m.id)), "online")
 		m.discovered(t, 0)
 	}
-	t.Logf("every device of the %d gateways discovered, %s after the first start", n, time.Since(started).Round(time.Millisecond))
+	t.Logf("every device of the %d gateways discovered with its state and availability, %s after the first start (sim.meter's state is its first reading, 5 s in)",
+		n, time.Since(started).Round(time.Millisecond))
 
 	fleetOneTarget(t, s, fleet, port)
 
