@@ -3,7 +3,6 @@ package mqttbridge_test
 import (
 	"errors"
 	"fmt"
-	"github.com/openhal/gateway/openhal"
 	"slices"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/openhal/gateway/adapters"
 	"github.com/openhal/gateway/mqttbridge"
 	"github.com/openhal/gateway/mqttbridge/mqtttest"
+	"github.com/openhal/gateway/openhal"
 )
 
 // On a connection: online first, the subscriptions, then every retained
