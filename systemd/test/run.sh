@@ -375,6 +375,12 @@ case $broker in *disconnected*) ;; *) detail="$detail mqtt.broker reads '$broker
 j=$(journal_since "$c")
 printf '%s\n' "$j" | grep -q 'installed the shipped adapter.*adapter=mqtt' || detail="$detail no 'installed the shipped adapter' for mqtt in the journal;"
 ct test -x /var/lib/gateway/adapters/mqtt/mqtt || detail="$detail not installed in the state directory;"
+mqttuid=
+for p in $(ct sh -c 'grep -l adapters/mqtt/mqtt /proc/[0-9]*/cmdline 2>/dev/null' | cut -d/ -f3); do
+	mqttuid=$(ct sh -c "awk '/^Uid:/{print \$2}' /proc/$p/status" 2>/dev/null)
+	[ -n "$mqttuid" ] && break
+done
+[ "$mqttuid" = "$(ct id -u gateway-adapter)" ] || detail="$detail the mqtt adapter runs as uid '${mqttuid:-none}', want gateway-adapter;"
 ct systemctl stop gateway.service
 check "the shipped MQTT bridge: enabled in the configuration, installed from /usr/lib/gateway/adapters, $broker" \
 	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
