@@ -36,6 +36,8 @@ DESKTOP_TARGETS := darwin/arm64 darwin/amd64 windows/amd64 windows/arm64
 
 # CGO_ENABLED=0 makes them static: they run on any Linux of their
 # architecture, whatever its libc; the desktop clients need no libc either.
+# The adapters shipped with the gateway are built per Linux target into
+# bin/cross/adapters-linux-NAME/ADAPTER/ (the .deb's /usr/lib/gateway/adapters).
 # Sizes are printed for the README.
 cross:
 	@set -e; mkdir -p $(CROSS_DIR); for t in $(CROSS_TARGETS); do \
@@ -52,7 +54,17 @@ cross:
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch \
 			$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/gateway; \
 	done; \
-	for f in $(CROSS_DIR)/gateway-*; do \
+	for t in $(CROSS_TARGETS); do \
+		name=$${t%%:*}; rest=$${t#*:}; arch=$${rest%%:*}; arm=$${rest#*:}; \
+		for a in $(SHIPPED_ADAPTERS); do \
+			out=$(CROSS_DIR)/adapters-linux-$$name/$$a; mkdir -p $$out; \
+			echo "build $$out"; \
+			CGO_ENABLED=0 GOOS=linux GOARCH=$$arch GOARM=$$arm \
+				$(GO) build -trimpath -ldflags '-s -w' -o $$out/$$a ./adapters/$$a; \
+			cp adapters/$$a/adapter.json $$out/adapter.json; \
+		done; \
+	done; \
+	for f in $(CROSS_DIR)/gateway-* $(foreach a,$(SHIPPED_ADAPTERS),$(CROSS_DIR)/adapters-linux-*/$(a)/$(a)); do \
 		printf '%-40s %9d bytes\n' $$f $$(wc -c <$$f); \
 	done
 

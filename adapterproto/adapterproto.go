@@ -49,6 +49,13 @@ const (
 	MethodDevicesAdd    = "devices.add"
 	MethodDevicesRemove = "devices.remove"
 	MethodValuePublish  = "value.publish" // notification
+
+	// The gateway's extensions: the emergency stop, which the HAL lets any
+	// control_low principal engage (openhal-0.1 section 4), and whether it
+	// is engaged now, which events tell only when it changes. hub.stop
+	// needs a grant of control_low; hub.stopped, read.
+	MethodHubStop    = "hub.stop"    // {reason} → as hal/stop
+	MethodHubStopped = "hub.stopped" // {} → {stopped: null or {principal, reason, ts, failed, leftAsIs}}
 )
 
 // Error codes of the protocol, beside jsonrpc's standard ones.

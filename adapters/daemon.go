@@ -7,6 +7,7 @@ import (
 
 	"github.com/openhal/gateway/adapterproto"
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // The typed helpers below are Call and Notify with the params and results
@@ -68,6 +69,29 @@ func (c *Conn) DeviceWrite(ctx context.Context, id string, value any, reason str
 		Reason string `json:"reason,omitempty"`
 	}{id, value, reason}, &res)
 	return res, err
+}
+
+// HubStop engages the gateway's emergency stop as the adapter (a grant of
+// control_low or more; the gateway's extension of protocol 1): every
+// device with a safe value is driven to it, and writes are refused until
+// a person resumes. No adapter call resumes.
+func (c *Conn) HubStop(ctx context.Context, reason string) (openhal.StopResult, error) {
+	var res openhal.StopResult
+	err := c.Call(ctx, adapterproto.MethodHubStop, struct {
+		Reason string `json:"reason"`
+	}{reason}, &res)
+	return res, err
+}
+
+// HubStopped returns the emergency stop engaged now, nil when none is (the
+// gateway's extension of protocol 1): events tell of a stop only when it
+// changes, and a service that starts while one is engaged must know it.
+func (c *Conn) HubStopped(ctx context.Context) (*openhal.StopInfo, error) {
+	var res struct {
+		Stopped *openhal.StopInfo `json:"stopped"`
+	}
+	err := c.Call(ctx, adapterproto.MethodHubStopped, struct{}{}, &res)
+	return res.Stopped, err
 }
 
 // DevicesAdd adds a device of the adapter's own at run time (services).

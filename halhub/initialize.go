@@ -107,7 +107,12 @@ func (s *session) authenticated() {
 // answer to token e, or nil: with what its drive could not make safe,
 // filtered as hal/stopped is for e. A latch that could not be read at
 // start names the Hub.
-func (h *Hub) stopInForce(e token.Entry) *openhal.StopInfo {
+func (h *Hub) stopInForce(e token.Entry) *openhal.StopInfo { return h.StopInForce(e) }
+
+// StopInForce is the emergency stop engaged now, as a principal of entry e
+// learns it at hal/initialize (its failures limited to the devices e
+// sees), or nil when none is.
+func (h *Hub) StopInForce(e token.Entry) *openhal.StopInfo {
 	h.stop.mu.Lock()
 	defer h.stop.mu.Unlock()
 	if !h.stop.engaged {

@@ -23,6 +23,7 @@ import (
 	"github.com/openhal/gateway/adapters"
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/homeassistant"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Hub is what the bridge needs of the gateway: the adapter's calls to the
@@ -33,6 +34,8 @@ type Hub interface {
 	Write(ctx context.Context, id string, value json.RawMessage, reason string) (adapters.WriteResult, error)
 	// Stop engages the emergency stop, or says why it cannot.
 	Stop(ctx context.Context, reason string) error
+	// Stopped is the emergency stop in force now, nil when none is.
+	Stopped(ctx context.Context) (*openhal.StopInfo, error)
 	// BrokerStatus sets mqtt.broker's value: "connected mqtt://host:port"
 	// or "disconnected: <why>".
 	BrokerStatus(status string)

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openhal/gateway/adapters"
 	"github.com/openhal/gateway/mqttbridge"
 	"github.com/openhal/gateway/mqttbridge/mqtttest"
+	"github.com/openhal/gateway/openhal"
 )
 
 // On a connection: online first, the subscriptions, then every retained
@@ -30,6 +32,7 @@ func TestConnect(t *testing.T) {
 	for topic, payload := range want {
 		c.Wait(t, 0, topic, payload)
 	}
+	c.Wait(t, 0, "openhal/gw/_stop/state", `{"stopped":false}`) // hub.stopped: none
 	pubs := c.Published(0)
 	if p := pubs[0]; p != (mqtttest.Published{Topic: "openhal/gw/status", Payload: "online", Retain: true}) {
 		t.Fatalf("first publish %+v, want the gateway online", p)
@@ -54,6 +57,17 @@ func TestConnect(t *testing.T) {
 // Events become retained messages: value → state, deviceState →
 // availability, stopped/resumed → the stop state, added/removed → config
 // (a removed device's topics cleared).
+// A stop engaged before the bridge started is on _stop/state at once:
+// events would tell of it only when it changes.
+func TestStopInForceAtStart(t *testing.T) {
+	h := bench()
+	h.stopped = &openhal.StopInfo{Principal: openhal.Principal{Kind: "operator", Name: "alice"}, Reason: "lunch",
+		TS: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)}
+	_, c := run(t, h)
+	c.Up()
+	c.Wait(t, 0, "openhal/gw/_stop/state", `{"stopped":true,"by":"alice","reason":"lunch","since":"2026-12-02T12:00:00Z"}`)
+}
+
 func TestEvents(t *testing.T) {
 	for _, tc := range []struct {
 		name, typ, data string

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // Sync learns the bench from the Hub (its devices and their values) and
@@ -29,6 +30,13 @@ func (b *Bridge) Sync(ctx context.Context) error {
 		}
 	}
 	b.mu.Unlock()
+	// Events tell of a stop only when it changes: the one in force now
+	// is asked for.
+	if info, err := b.hub.Stopped(ctx); err != nil {
+		b.log.Warn("mqtt: cannot learn whether the emergency stop is engaged", "err", err)
+	} else {
+		b.putStop(info)
+	}
 	for _, d := range devs {
 		if !d.Access.CanRead() || b.isOwn(d.ID) {
 			continue
@@ -187,19 +195,22 @@ type stopState struct {
 }
 
 func (b *Bridge) onStop(stopped bool, data json.RawMessage) error {
-	var e struct {
-		Principal struct {
-			Kind string `json:"kind"`
-			Name string `json:"name"`
-		} `json:"principal"`
-		Reason string    `json:"reason"`
-		TS     time.Time `json:"ts"`
-	}
+	var e openhal.StopInfo
 	if err := json.Unmarshal(data, &e); err != nil {
 		return err
 	}
-	s := stopState{Stopped: stopped}
-	if stopped {
+	if !stopped {
+		b.putStop(nil)
+		return nil
+	}
+	b.putStop(&e)
+	return nil
+}
+
+// putStop publishes the stop in force (nil: none) on <base>/_stop/state.
+func (b *Bridge) putStop(e *openhal.StopInfo) {
+	s := stopState{Stopped: e != nil}
+	if e != nil {
 		s.By, s.Reason = e.Principal.Name, e.Reason
 		if !e.TS.IsZero() {
 			s.Since = e.TS.UTC().Format(time.RFC3339)
@@ -210,7 +221,6 @@ func (b *Bridge) onStop(stopped bool, data json.RawMessage) error {
 	defer b.mu.Unlock()
 	b.stop = payload
 	b.out.put(b.t.StopState(b.gw), payload)
-	return nil
 }
 
 // compact is v without insignificant spaces, so that the state topic

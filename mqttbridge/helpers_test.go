@@ -14,6 +14,7 @@ import (
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/mqttbridge"
 	"github.com/openhal/gateway/mqttbridge/mqtttest"
+	"github.com/openhal/gateway/openhal"
 )
 
 const wait = 5 * time.Second
@@ -30,6 +31,7 @@ type fakeHub struct {
 	vals    map[string]string
 	answer  func(id string) (adapters.WriteResult, error) // nil: applied
 	stopErr error
+	stopped *openhal.StopInfo // hub.stopped's answer
 	status  []string
 
 	writes chan write
@@ -70,6 +72,12 @@ func (h *fakeHub) Write(ctx context.Context, id string, value json.RawMessage, r
 func (h *fakeHub) Stop(ctx context.Context, reason string) error {
 	h.stops <- reason
 	return h.stopErr
+}
+
+func (h *fakeHub) Stopped(ctx context.Context) (*openhal.StopInfo, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.stopped, nil
 }
 
 func (h *fakeHub) BrokerStatus(s string) {

@@ -26,6 +26,16 @@ for pair in armhf:armv6 arm64:arm64 amd64:amd64; do
 	install -d -m 0755 "$pkg/DEBIAN" "$pkg/usr/bin" "$pkg/lib/systemd/system" \
 		"$pkg/etc/gateway" "$pkg/usr/share/doc/gateway/examples"
 	install -m 0755 "$bin" "$pkg/usr/bin/gateway"
+	# The adapters shipped with the gateway (the MQTT bridge), which the
+	# gateway installs from here when enabled (adapters.shipped).
+	adapters=bin/cross/adapters-linux-${pair#*:}
+	[ -d "$adapters" ] || { echo "build-deb.sh: $adapters missing (make cross)" >&2; exit 1; }
+	for dir in "$adapters"/*/; do
+		name=$(basename "$dir")
+		install -d -m 0755 "$pkg/usr/lib/gateway/adapters/$name"
+		install -m 0755 "$dir$name" "$pkg/usr/lib/gateway/adapters/$name/$name"
+		install -m 0644 "$dir/adapter.json" "$pkg/usr/lib/gateway/adapters/$name/adapter.json"
+	done
 	install -m 0644 systemd/gateway.service systemd/gateway.socket \
 		systemd/gateway-tcp.socket "$pkg/lib/systemd/system/"
 	install -m 0644 packaging/gateway.yaml "$pkg/etc/gateway/gateway.yaml"

@@ -33,13 +33,15 @@ func TestGrantChecks(t *testing.T) {
 	 {"call":"devices.remove","params":{"device":"temp"}},
 	 {"call":"devices.remove","params":{"device":"sim.led"}},
 	 {"call":"no.such.method","params":{}},
+	 {"call":"hub.stop","params":{"reason":"read grant"}},
+	 {"call":"hub.stopped","params":{}},
 	 {"call":"devices.list","params":{}}
 	]`
 	b := newBench(t, spec{name: "ta", args: []string{"--script", script}, devices: tempDevice})
 	b.start()
 	b.waitState("ta", restart.Running)
 	calls := strings.Split(strings.TrimSpace(b.waitFile("ta", "calls.jsonl", `"devices.list"`)), "\n")
-	if len(calls) != 8 {
+	if len(calls) != 10 {
 		t.Fatalf("%d calls:\n%s", len(calls), strings.Join(calls, "\n"))
 	}
 	wants := []string{
@@ -50,6 +52,8 @@ func TestGrantChecks(t *testing.T) {
 		`E_ADAPTER_DENIED`, // declared, not added: not removable
 		`E_ADAPTER_DENIED`, // not its own
 		`-32601`,           // unknown method
+		`E_ADAPTER_DENIED`, // a read grant stops nothing
+		`"stopped":null`,   // but learns that no stop is engaged
 		`"id":"ta.temp"`,   // its own device in the list
 	}
 	for i, want := range wants {
@@ -59,6 +63,26 @@ func TestGrantChecks(t *testing.T) {
 	}
 	if got := b.led.writes; len(got) != 0 {
 		t.Fatalf("a read grant wrote sim.led: %v", got)
+	}
+}
+
+// hub.stop (the gateway's extension): a control_low grant engages the
+// emergency stop as the adapter, and hub.stopped then says so.
+func TestHubStop(t *testing.T) {
+	script := `[
+	 {"call":"hub.stop","params":{"reason":"smoke"}},
+	 {"call":"hub.stopped","params":{}}
+	]`
+	b := newBench(t, spec{name: "ta", args: []string{"--script", script}, grant: `{"level":"control_low","scope":"all"}`})
+	b.start()
+	b.waitState("ta", restart.Running)
+	calls := strings.Split(strings.TrimSpace(b.waitFile("ta", "calls.jsonl", `"hub.stopped"`)), "\n")
+	if len(calls) != 2 || !strings.Contains(calls[0], `"stopped":true`) ||
+		!strings.Contains(calls[1], `"principal":{"kind":"adapter","name":"ta"`) || !strings.Contains(calls[1], `"reason":"smoke"`) {
+		t.Fatalf("calls:\n%s", strings.Join(calls, "\n"))
+	}
+	if !b.hub.Stopped() {
+		t.Fatal("the Hub is not stopped")
 	}
 }
 

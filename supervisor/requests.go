@@ -24,6 +24,7 @@ var halMethods = map[string]struct {
 	adapterproto.MethodDevicesList: {openhal.MethodDevicesList, openhal.ScopeRead},
 	adapterproto.MethodDeviceRead:  {openhal.MethodRead, openhal.ScopeRead},
 	adapterproto.MethodDeviceWrite: {openhal.MethodWrite, openhal.ScopeControlLow},
+	adapterproto.MethodHubStop:     {openhal.MethodStop, openhal.ScopeControlLow},
 }
 
 func (h *handler) Request(ctx context.Context, method string, params json.RawMessage) (any, *jsonrpc.Error) {
@@ -33,6 +34,12 @@ func (h *handler) Request(ctx context.Context, method string, params json.RawMes
 		return a.addRuntime(params)
 	case adapterproto.MethodDevicesRemove:
 		return a.removeRuntime(params)
+	case adapterproto.MethodHubStopped:
+		// The stop as a client learns it at hal/initialize, with the
+		// failures of the devices the grant sees.
+		return struct {
+			Stopped *openhal.StopInfo `json:"stopped"`
+		}{a.s.opt.Hub.StopInForce(a.entry())}, nil
 	}
 	m, ok := halMethods[method]
 	if !ok {
@@ -42,7 +49,7 @@ func (h *handler) Request(ctx context.Context, method string, params json.RawMes
 	if !entry.Scope.AtLeast(m.level) {
 		return nil, denied("", "%s needs a grant of %s; adapter %s has %s", method, m.level, a.name, entry.Scope)
 	}
-	if method != adapterproto.MethodDevicesList {
+	if method == adapterproto.MethodDeviceRead || method == adapterproto.MethodDeviceWrite {
 		var p struct {
 			Device string `json:"device"`
 		}

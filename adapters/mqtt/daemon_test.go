@@ -41,6 +41,7 @@ type daemon struct {
 	seq int
 
 	writes  chan writeCall
+	stops   chan string // hub.stop's reasons
 	broker  chan string // mqtt.broker's values
 	initErr chan json.RawMessage
 	done    chan struct{} // closed when run has returned
@@ -70,7 +71,7 @@ func startAdapter(t *testing.T, settings string) *daemon {
 func startRaw(t *testing.T, settings string) *daemon {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	d := &daemon{t: t, in: inW, writes: make(chan writeCall, 16), broker: make(chan string, 64),
+	d := &daemon{t: t, in: inW, writes: make(chan writeCall, 16), stops: make(chan string, 16), broker: make(chan string, 64),
 		initErr: make(chan json.RawMessage, 1), done: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	env := func(k string) (string, bool) { return "1", k == "OXIDEPM_ADAPTER_PROTOCOLS" }
@@ -144,6 +145,13 @@ func (d *daemon) answer(f frame) string {
 		return fmt.Sprintf(`"result":{"device":%q,"value":false,"ts":"2026-01-02T03:04:05Z","seq":1}`, p.Device)
 	case "devices.add":
 		return `"result":{"id":"mqtt.broker"}`
+	case "hub.stopped":
+		return `"result":{"stopped":null}`
+	case "hub.stop":
+		var p struct{ Reason string }
+		_ = json.Unmarshal(f.Params, &p)
+		d.stops <- p.Reason
+		return `"result":{"stopped":true,"safeApplied":["sim.led","sim.heater"],"failed":[],"leftAsIs":[]}`
 	case "device.write":
 		var w writeCall
 		_ = json.Unmarshal(f.Params, &w)
@@ -154,6 +162,18 @@ func (d *daemon) answer(f frame) string {
 		return fmt.Sprintf(`"result":{"status":"applied","device":%q,"value":%s,"ts":"2026-01-02T03:04:05Z","seq":2}`, w.Device, w.Value)
 	}
 	return `"error":{"code":-32601,"message":"method not found"}`
+}
+
+// nextStop is the reason of the adapter's next hub.stop.
+func (d *daemon) nextStop() string {
+	d.t.Helper()
+	select {
+	case r := <-d.stops:
+		return r
+	case <-time.After(wait):
+		d.t.Fatal("no hub.stop")
+	}
+	return ""
 }
 
 // nextWrite is the adapter's next device.write.

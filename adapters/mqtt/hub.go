@@ -3,20 +3,15 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"sync"
 
 	"github.com/openhal/gateway/adapters"
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/openhal"
 )
 
 // brokerID is the adapter's own device, published as mqtt.broker.
 const brokerID = "broker"
-
-// ErrNoStop is the answer to a stop asked on MQTT: adapter protocol 1
-// gives an adapter device.read, device.write and its own devices, and no
-// call that engages the Hub's emergency stop.
-var ErrNoStop = errors.New("adapter protocol 1 has no call for an adapter to engage the emergency stop: use the gateway's stop (gateway stop, the console, a stop button)")
 
 // connHub is mqttbridge.Hub over the adapter's connection to the daemon.
 type connHub struct {
@@ -53,7 +48,17 @@ func (h *connHub) Write(ctx context.Context, id string, value json.RawMessage, r
 	return h.conn().DeviceWrite(ctx, id, value, reason)
 }
 
-func (h *connHub) Stop(ctx context.Context, reason string) error { return ErrNoStop }
+// Stop engages the emergency stop as the adapter (hub.stop, the gateway's
+// extension of protocol 1; the grant is control_low).
+func (h *connHub) Stop(ctx context.Context, reason string) error {
+	_, err := h.conn().HubStop(ctx, reason)
+	return err
+}
+
+// Stopped is the stop in force (hub.stopped).
+func (h *connHub) Stopped(ctx context.Context) (*openhal.StopInfo, error) {
+	return h.conn().HubStopped(ctx)
+}
 
 // BrokerStatus keeps mqtt.broker's value and publishes it once the device
 // exists.

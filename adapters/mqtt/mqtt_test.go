@@ -200,16 +200,25 @@ func TestBadSettings(t *testing.T) {
 	}
 }
 
-// A stop asked on MQTT: adapter protocol 1 has no call that engages the
-// Hub's stop, so the adapter refuses it loudly (its log, and
-// stopsRefused in the bridge's state) rather than pretend.
-func TestStopRefused(t *testing.T) {
+// A stop asked on MQTT engages the Hub's stop through hub.stop (the
+// gateway's extension of protocol 1), with the words given as its reason;
+// a payload that is neither STOP nor {"reason"} engages nothing and is
+// counted.
+func TestStopCommand(t *testing.T) {
 	b := mosquittotest.Start(t, mosquittotest.Options{})
 	d := startAdapter(t, settings(b.URL))
 	d.waitBroker("connected")
 	s := subscribe(t, b.URL, "openhal/gw/#")
 	s.wait("1 openhal/gw/sim.led/state false")
 	publish(t, b.URL, "openhal/gw/_stop/set", "STOP", false)
+	if got := d.nextStop(); got != "mqtt: openhal/gw/_stop/set" {
+		t.Fatalf("hub.stop reason %q", got)
+	}
+	publish(t, b.URL, "openhal/gw/_stop/set", `{"reason":"smoke from the heater"}`, false)
+	if got := d.nextStop(); got != "mqtt: smoke from the heater" {
+		t.Fatalf("hub.stop reason %q", got)
+	}
+	publish(t, b.URL, "openhal/gw/_stop/set", "please", false)
 	s.wait(`1 openhal/gw/_bridge/state {"adapters":"0/0","devices":2,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":1}`)
 }
 

@@ -349,6 +349,42 @@ ct sh -c 'grep -l pyledger[.]py /proc/[0-9]*/cmdline 2>/dev/null' | grep -q . &&
 check "stop with pyledger running: the gateway stops its adapter, nothing left for systemd to kill" \
 	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
 
+# The adapter shipped in the package (the MQTT bridge): enabling it in the
+# configuration is all it takes. The gateway installs it from
+# /usr/lib/gateway/adapters at start and runs it as gateway-adapter; with
+# no broker there, its mqtt.broker device says why it is not connected.
+ct sh -c 'cat >/etc/gateway/gateway.yaml' <<EOF
+board: sim
+stateDir: /var/lib/gateway
+hub:
+  listen:
+    http: 127.0.0.1:7750
+    tcp: 127.0.0.1:7751
+adapters:
+  enabled: [mqtt]
+  user: gateway-adapter
+  settings:
+    mqtt: {broker: "mqtt://127.0.0.1:1", gateway: bench}
+EOF
+c=$(cursor)
+ct systemctl start gateway.service
+detail=
+wait_for 15 has_devices '"mqtt\.broker"' || detail="no mqtt.broker device within 15 s;"
+broker=$(cli read mqtt.broker 2>&1)
+case $broker in *disconnected*) ;; *) detail="$detail mqtt.broker reads '$broker', want disconnected and why;" ;; esac
+j=$(journal_since "$c")
+printf '%s\n' "$j" | grep -q 'installed the shipped adapter.*adapter=mqtt' || detail="$detail no 'installed the shipped adapter' for mqtt in the journal;"
+ct test -x /var/lib/gateway/adapters/mqtt/mqtt || detail="$detail not installed in the state directory;"
+mqttuid=
+for p in $(ct sh -c 'grep -l adapters/mqtt/mqtt /proc/[0-9]*/cmdline 2>/dev/null' | cut -d/ -f3); do
+	mqttuid=$(ct sh -c "awk '/^Uid:/{print \$2}' /proc/$p/status" 2>/dev/null)
+	[ -n "$mqttuid" ] && break
+done
+[ "$mqttuid" = "$(ct id -u gateway-adapter)" ] || detail="$detail the mqtt adapter runs as uid '${mqttuid:-none}', want gateway-adapter;"
+ct systemctl stop gateway.service
+check "the shipped MQTT bridge: enabled in the configuration, installed from /usr/lib/gateway/adapters, $broker" \
+	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
+
 # (c) Watchdog: a hung hub stops the petting; systemd kills and restarts.
 ct install -D -m 0755 /harness/gateway-testhang /usr/local/lib/gateway-test/gateway
 put_test_config ""
