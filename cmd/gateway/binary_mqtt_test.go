@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -20,8 +21,8 @@ import (
 // TestBinaryMQTT is the user's story: the bench appears in the broker
 // (discovery, states, availability); a switch command toggles sim.led; a
 // heater command waits for a person and the state follows only after the
-// approval; a retained command is never acted on; the stop's state is
-// published; the broker killed and restarted gets every state again; a
+// approval; a retained command is never acted on; the stop is engaged
+// over MQTT and its state published; the broker killed and restarted gets every state again; a
 // gateway killed with SIGKILL is marked offline by its will, and a
 // restarted one does not act on the retained command left on the broker.
 func TestBinaryMQTT(t *testing.T) {
@@ -121,36 +122,37 @@ func (b *mqttBench) retainedIgnored(t *testing.T) {
 	publish(t, b.port, b.tp.Set(b.id, "sim.led"), "", true) // clears it from the broker
 }
 
-// stop: the stop's state is published (by, reason, since), the heater
-// is driven to its safe value and a command is refused with STOPPED;
-// `gateway resume` lifts it and the state follows. STOP on the stop's
-// command topic is refused by the bridge and counted in its state:
-// adapter protocol 1 has no call that engages the Hub's stop.
+// stop: a payload that is neither STOP nor {"reason"} on the stop's
+// command topic engages nothing and is counted; {"reason"} engages the
+// stop (hub.stop, as the adapter): its state is published with who, why
+// and since when, the heater is driven to its safe value and a command
+// is refused with STOPPED; no MQTT command lifts it, `gateway resume`
+// does, and the state follows.
 func (b *mqttBench) stop(t *testing.T) {
 	t.Helper()
 	mark := b.s.out.len()
-	publish(t, b.port, b.tp.StopSet(b.id), "STOP", false)
+	publish(t, b.port, b.tp.StopSet(b.id), "stop please", false)
 	b.s.msg(t, mark, q(b.tp.BridgeState(b.id)), `\{.*"stopsRefused":1[,}].*`)
-	var status struct {
-		Stopped *struct{ Reason string } `json:"stopped"`
-	}
-	if err := json.Unmarshal([]byte(gwOK(t, b.g.admin("status", "--json")...)), &status); err != nil || status.Stopped != nil {
-		t.Errorf("gateway status after STOP on MQTT: stopped %+v (%v); want not stopped", status.Stopped, err)
+	if st := b.status(t); st != nil {
+		t.Errorf("gateway status after a bad stop payload: stopped %+v; want not stopped", st)
 	}
 
 	mark = b.s.out.len()
-	gwOK(t, b.g.admin("stop", "--reason", "drill")...)
+	publish(t, b.port, b.tp.StopSet(b.id), `{"reason":"drill over mqtt"}`, false)
 	_, p := b.s.msg(t, mark, q(b.tp.StopState(b.id)), `\{.*"stopped":true.*\}`)
 	var st struct {
 		Stopped    bool
 		By, Reason string
 		Since      string
 	}
-	if err := json.Unmarshal([]byte(p), &st); err != nil || st.Reason != "drill" || st.By == "" {
-		t.Errorf("stop state %q (%v): want the reason and who", p, err)
+	if err := json.Unmarshal([]byte(p), &st); err != nil || st.Reason != "mqtt: drill over mqtt" || st.By != "mqtt" {
+		t.Errorf(`stop state %q (%v): want by "mqtt", reason "mqtt: drill over mqtt"`, p, err)
 	}
 	if _, err := time.Parse(time.RFC3339, st.Since); err != nil {
 		t.Errorf("stop state since %q: %v", st.Since, err)
+	}
+	if s := b.status(t); s == nil || !strings.Contains(s.Reason, "drill over mqtt") {
+		t.Errorf("gateway status after the stop over MQTT: stopped %+v", s)
 	}
 	b.s.msg(t, mark, q(b.tp.State(b.id, "sim.heater")), "false")
 
@@ -163,6 +165,21 @@ func (b *mqttBench) stop(t *testing.T) {
 	mark = b.s.out.len()
 	gwOK(t, b.g.admin("resume")...)
 	b.s.msg(t, mark, q(b.tp.StopState(b.id)), `\{"stopped":false\}`)
+}
+
+// stopInfo is the stop in force, as `gateway status --json` says it.
+type stopInfo struct{ Reason string }
+
+// status returns the stop in force, or nil.
+func (b *mqttBench) status(t *testing.T) *stopInfo {
+	t.Helper()
+	var st struct {
+		Stopped *stopInfo `json:"stopped"`
+	}
+	if err := json.Unmarshal([]byte(gwOK(t, b.g.admin("status", "--json")...)), &st); err != nil {
+		t.Fatalf("gateway status --json: %v", err)
+	}
+	return st.Stopped
 }
 
 // waitDead waits until pid has ended: the adapter's end is not reported
@@ -197,10 +214,8 @@ func TestBinaryMQTTWrongPassword(t *testing.T) {
 // discovered checks, from line from on, the discovery configuration: the
 // gateway's components follow the bridge's topics and every sim device is
 // a component following its own state topic (package homeassistant's
-// tests check the fields); each of those topics has a value, except the
-// stop's, which is published from the first stop or resume on (adapter
-// protocol 1 does not tell an adapter whether the Hub is stopped); each
-// device has an availability.
+// tests check the fields); each of those topics has a value, and each
+// device an availability.
 func (b *mqttBench) discovered(t *testing.T, from int) discovery {
 	t.Helper()
 	_, p := b.s.msg(t, from, q(b.tp.DeviceConfig(b.id)), `\{.*\}`)
@@ -221,9 +236,7 @@ func (b *mqttBench) discovered(t *testing.T, from int) discovery {
 		}
 	}
 	for _, tp := range topics {
-		if tp != b.tp.StopState(b.id) {
-			b.s.msg(t, from, q(tp), `.+`)
-		}
+		b.s.msg(t, from, q(tp), `.+`)
 	}
 	for _, dev := range simDevices {
 		b.s.msg(t, from, q(b.tp.Availability(b.id, dev)), `online`)
