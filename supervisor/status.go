@@ -31,6 +31,11 @@ type Status struct {
 	LateReplies   uint64          `json:"lateReplies"`
 	InFlight      int             `json:"inFlight"`
 	Devices       []string        `json:"devices,omitempty"`
+	// Values are the last values the registry holds for Devices (what
+	// the adapter published), read from memory, never asked of the
+	// adapter: an adapter's state device (mqtt.broker) says there why it
+	// is not connected.
+	Values map[string]any `json:"values,omitempty"`
 	Stderr        stderrlog.Stats `json:"stderr"`
 }
 
@@ -62,6 +67,14 @@ func (a *adapter) status() Status {
 	st.Consecutive = a.consecutive
 	a.mu.Unlock()
 	st.Devices = a.deviceIDs()
+	for _, id := range st.Devices {
+		if snap, ok := a.s.opt.Registry.Value(id); ok {
+			if st.Values == nil {
+				st.Values = map[string]any{}
+			}
+			st.Values[id] = snap.Value
+		}
+	}
 	if a.stderr != nil {
 		st.Stderr = a.stderr.Stats()
 	}

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"slices"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -330,8 +329,16 @@ func printStatus(w io.Writer, st supervisor.Status, asJSON bool) error {
 	row("events dropped", "%d", st.DroppedEvents)
 	row("late replies", "%d", st.LateReplies)
 	row("in flight", "%d", st.InFlight)
-	if len(st.Devices) > 0 {
-		row("devices", "%s", strings.Join(st.Devices, ", "))
+	for i, id := range st.Devices {
+		k := ""
+		if i == 0 {
+			k = "devices"
+		}
+		if v, ok := st.Values[id]; ok {
+			row(k, "%s = %s", id, formatValue(v))
+		} else {
+			row(k, "%s", id)
+		}
 	}
 	row("stderr", "%d lines (%d cut, %d dropped), gateway adapter logs %s", st.Stderr.Lines, st.Stderr.Cut, st.Stderr.DroppedLines, st.Name)
 	return tw.Flush()

@@ -207,6 +207,10 @@ func TestBinaryMQTTWrongPassword(t *testing.T) {
 	if logs := gwOK(t, "adapter", "logs", "mqtt", "--state-dir", g.dir); !regexp.MustCompile(want).MatchString(logs) {
 		t.Errorf("the adapter's log does not say it:\n%s", logs)
 	}
+	status := gwOK(t, "adapter", "status", "mqtt", "--hub", g.ws, "--state-dir", g.dir)
+	if !regexp.MustCompile(`devices +mqtt\.broker = "` + want).MatchString(status) {
+		t.Errorf("gateway adapter status mqtt does not say it:\n%s", status)
+	}
 	b := &mqttBench{g: g}
 	b.wantRead(t, "sim.led", "false")
 }
