@@ -338,6 +338,9 @@ func (b *Bridge) publishConfig(ctx context.Context) bool {
 // (of those that provide devices: an adapter is seen through its devices,
 // up when one of them is not offline) and the counters.
 func (b *Bridge) putBridgeLocked() {
+	if b.devs == nil {
+		return // before the first Sync the bench is unknown: "0/0" would be false
+	}
 	up, all := map[string]bool{}, map[string]bool{}
 	for _, d := range b.devs {
 		name, ok := strings.CutPrefix(d.Source, "adapter:")
