@@ -23,20 +23,20 @@ type Status struct {
 	Restarts int            `json:"restarts"`
 	Crashes  uint64         `json:"crashes"`
 	// Consecutive is the crash count of the current series (section 7).
-	Consecutive   int             `json:"consecutiveCrashes"`
-	LastExit      string          `json:"lastExit,omitempty"`
-	Strikes       int             `json:"strikes"`      // in the window now
-	StrikesTotal  uint64          `json:"strikesTotal"` // every run
-	DroppedEvents uint64          `json:"droppedEvents"`
-	LateReplies   uint64          `json:"lateReplies"`
-	InFlight      int             `json:"inFlight"`
-	Devices       []string        `json:"devices,omitempty"`
+	Consecutive   int      `json:"consecutiveCrashes"`
+	LastExit      string   `json:"lastExit,omitempty"`
+	Strikes       int      `json:"strikes"`      // in the window now
+	StrikesTotal  uint64   `json:"strikesTotal"` // every run
+	DroppedEvents uint64   `json:"droppedEvents"`
+	LateReplies   uint64   `json:"lateReplies"`
+	InFlight      int      `json:"inFlight"`
+	Devices       []string `json:"devices,omitempty"`
 	// Values are the last values the registry holds for Devices (what
 	// the adapter published), read from memory, never asked of the
 	// adapter: an adapter's state device (mqtt.broker) says there why it
 	// is not connected.
-	Values map[string]any `json:"values,omitempty"`
-	Stderr        stderrlog.Stats `json:"stderr"`
+	Values map[string]any  `json:"values,omitempty"`
+	Stderr stderrlog.Stats `json:"stderr"`
 }
 
 func (a *adapter) status() Status {
