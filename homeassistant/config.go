@@ -158,7 +158,7 @@ func settle(cs []component) {
 	}
 }
 
-var gatewayID = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
+var gatewayID = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 
 // check refuses what Home Assistant would refuse: a gateway id outside
 // the discovery topic's [a-zA-Z0-9_-] (the layout allows lower case only),
@@ -167,7 +167,7 @@ var gatewayID = regexp.MustCompile(`^[a-z0-9_-]{1,64}$`)
 // discovery message).
 func (g Gateway) check() error {
 	if !gatewayID.MatchString(g.ID) {
-		return fmt.Errorf("gateway id %q: want 1 to 64 of [a-z0-9_-] (see Slug)", g.ID)
+		return fmt.Errorf("gateway id %q: want 1 to 64 of [a-z0-9-] (see Slug)", g.ID)
 	}
 	if g.ConfigURL != "" {
 		u, err := url.Parse(g.ConfigURL)

@@ -118,7 +118,8 @@ func TestGatewayChecked(t *testing.T) {
 		{Gateway{ID: "bench", ConfigURL: "ftp://x/"}, "configuration URL"},
 		{Gateway{ID: "bench", ConfigURL: "bench.local:7750"}, "configuration URL"},
 		{Gateway{ID: "bench", ConfigURL: "https://bench.local/"}, ""},
-		{Gateway{ID: "lab_2-b"}, ""},
+		{Gateway{ID: "lab-2b"}, ""},
+		{Gateway{ID: "lab_2"}, "gateway id"}, // "_" would make unique ids ambiguous across gateways
 	}
 	for _, tt := range tests {
 		_, _, err := Config(Topics{}, tt.gw, simBench())

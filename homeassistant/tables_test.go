@@ -89,7 +89,7 @@ func TestSlug(t *testing.T) {
 		{"bench", "bench"},
 		{"Lab Bench #2", "lab-bench-2"},
 		{"raspberrypi.local", "raspberrypi-local"},
-		{"lab_2-b", "lab_2-b"},
+		{"lab_2-b", "lab-2-b"},
 		{"  --Ünïcode--  ", "n-code"},
 		{"///", "gateway"},
 		{"", "gateway"},

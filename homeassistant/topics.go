@@ -82,17 +82,21 @@ func (t Topics) DeviceConfig(gw string) string {
 func (t Topics) HAStatus() string { return t.discovery() + "/status" }
 
 // Slug turns a configured name (or the host name) into a gateway id of the
-// layout: lower case, [a-z0-9_-], every other run of characters one "-",
-// no "-" at either end. Home Assistant accepts exactly [a-zA-Z0-9_-] for
-// the <object_id> level of a discovery topic (mqtt integration docs,
-// "Discovery topic"), so a slug is always a valid one. It is cut to 64
-// characters; an empty result is "gateway".
+// layout: lower case, [a-z0-9-], every other run of characters one "-",
+// no "-" at either end. Home Assistant accepts [a-zA-Z0-9_-] for the
+// <object_id> level of a discovery topic (mqtt integration docs,
+// "Discovery topic"), so a slug is always a valid one. "_" is left out on
+// purpose: unique ids are "openhal_<gateway>_<local>", and a gateway id
+// without "_" makes them unique across a fleet on one Home Assistant
+// (gateway "a_b" with device "c" and gateway "a" with device "b.c" would
+// otherwise share one). It is cut to 64 characters; an empty result is
+// "gateway".
 func Slug(name string) string {
 	var b strings.Builder
 	dash := false
 	for _, r := range strings.ToLower(name) {
 		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '_', r == '-':
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-':
 			b.WriteRune(r)
 			dash = r == '-'
 		case !dash && b.Len() > 0:

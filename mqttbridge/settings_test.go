@@ -27,8 +27,8 @@ func TestParseSettings(t *testing.T) {
 	}{
 		{"defaults", `{"broker":"mqtt://127.0.0.1"}`,
 			"mqtt://127.0.0.1:1883 client=openhal-bench-pi-4 gw=bench-pi-4 name=bench-pi-4 base=openhal/bench-pi-4 disc=homeassistant qos=1 user= pass= tls=false"},
-		{"everything", `{"broker":"mqtt://broker.lan:1884","username":"gw","password":"pw","clientId":"c1","gateway":"lab_2","name":"Lab bench","prefix":"site/a","discoveryPrefix":"ha","qos":0}`,
-			"mqtt://broker.lan:1884 client=c1 gw=lab_2 name=Lab bench base=site/a/lab_2 disc=ha qos=0 user=gw pass=pw tls=false"},
+		{"everything", `{"broker":"mqtt://broker.lan:1884","username":"gw","password":"pw","clientId":"c1","gateway":"lab-2","name":"Lab bench","prefix":"site/a","discoveryPrefix":"ha","qos":0}`,
+			"mqtt://broker.lan:1884 client=c1 gw=lab-2 name=Lab bench base=site/a/lab-2 disc=ha qos=0 user=gw pass=pw tls=false"},
 		{"discovery off", `{"broker":"mqtt://h:1","discoveryPrefix":""}`,
 			"mqtt://h:1 client=openhal-bench-pi-4 gw=bench-pi-4 name=bench-pi-4 base=openhal/bench-pi-4 disc= qos=1 user= pass= tls=false"},
 		{"password file", `{"broker":"mqtts://h","passwordFile":"` + pass + `"}`,
@@ -73,6 +73,7 @@ func TestParseSettingsErrors(t *testing.T) {
 		{"tls on mqtt://", `{"broker":"mqtt://h","tls":{"ca":"/ca.pem"}}`, "adapters.settings.mqtt.tls: set, but the broker is mqtt://"},
 		{"CA not PEM", `{"broker":"mqtts://h","tls":{"ca":"` + notPEM + `"}}`, "adapters.settings.mqtt.tls.ca: " + notPEM + " holds no PEM certificate"},
 		{"bad gateway", `{"broker":"mqtt://h","gateway":"Bench 1"}`, `adapters.settings.mqtt.gateway: "Bench 1": want lower case`},
+		{"gateway with _", `{"broker":"mqtt://h","gateway":"lab_2"}`, `adapters.settings.mqtt.gateway: "lab_2": want lower case letters, digits and - (at most 64; no _`},
 		{"bad prefix", `{"broker":"mqtt://h","prefix":"a/#"}`, `adapters.settings.mqtt.prefix: "a/#": want a topic without +, #`},
 		{"empty prefix", `{"broker":"mqtt://h","prefix":""}`, `adapters.settings.mqtt.prefix: "": want a topic`},
 		{"not a mapping", `[1]`, "adapters.settings.mqtt: want a mapping"},
