@@ -22,6 +22,12 @@ func servePing(s *session, _ context.Context, params json.RawMessage) (any, *jso
 	return struct{}{}, nil
 }
 
+// quickPing answers hal/ping on the reader: it never waits.
+func quickPing(s *session, params json.RawMessage) (any, *jsonrpc.Error, bool) {
+	res, err := servePing(s, context.Background(), params)
+	return res, err, false
+}
+
 func serveDevicesList(s *session, _ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
 	var p openhal.DevicesListParams
 	if err := decodeParams(params, &p); err != nil {
@@ -103,37 +109,79 @@ func (h *Hub) lookupFor(entry token.Entry, id string) (found, *jsonrpc.Error) {
 // take one, unless the cached value is younger than maxAgeMs; the value
 // last applied for an output.
 func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
-	var p openhal.ReadParams
-	if err := decodeParams(params, &p); err != nil {
-		return nil, err
-	}
-	if p.Device == "" {
-		return nil, errMissing("device")
-	}
-	if p.MaxAgeMs != nil && *p.MaxAgeMs < 0 {
-		return nil, errParam("out_of_range", "maxAgeMs", "params.maxAgeMs must not be negative")
-	}
-	f, err := s.lookup(p.Device)
+	r, err := planRead(s, params)
 	if err != nil {
 		return nil, err
 	}
+	snap := r.snap
+	if r.measure {
+		if snap, err = s.hub.measure(ctx, r.f, r.reader); err != nil {
+			return nil, err
+		}
+	}
+	return readResult(s, r.f.id, snap), nil
+}
+
+// quickRead answers hal/read on the reader when no device is asked: an
+// output's value, or a cached one young enough. A read that measures
+// waits for its device, so serveRead takes it on a goroutine of its own.
+func quickRead(s *session, params json.RawMessage) (any, *jsonrpc.Error, bool) {
+	r, err := planRead(s, params)
+	switch {
+	case err != nil:
+		return nil, err, false
+	case r.measure:
+		return nil, nil, true
+	}
+	return readResult(s, r.f.id, r.snap), nil, false
+}
+
+// readPlan is what a hal/read needs: the device, and either its cached
+// value or a measurement (measure) from reader.
+type readPlan struct {
+	f       found
+	snap    device.Snapshot
+	reader  device.Reader
+	measure bool
+}
+
+// planRead checks a hal/read's params and the device, and finds whether
+// the cached value answers it.
+func planRead(s *session, params json.RawMessage) (readPlan, *jsonrpc.Error) {
+	var p openhal.ReadParams
+	if err := decodeParams(params, &p); err != nil {
+		return readPlan{}, err
+	}
+	if p.Device == "" {
+		return readPlan{}, errMissing("device")
+	}
+	if p.MaxAgeMs != nil && *p.MaxAgeMs < 0 {
+		return readPlan{}, errParam("out_of_range", "maxAgeMs", "params.maxAgeMs must not be negative")
+	}
+	f, err := s.lookup(p.Device)
+	if err != nil {
+		return readPlan{}, err
+	}
 	if !f.desc.Access.CanRead() {
-		return nil, newError(openhal.CodeNotSupported, "write_only", "device "+f.id+" is write-only", data{"device": f.id})
+		return readPlan{}, newError(openhal.CodeNotSupported, "write_only", "device "+f.id+" is write-only", data{"device": f.id})
 	}
 	h := s.hub
 	snap, cached := h.reg.Value(f.id)
 	reader, canMeasure := f.dev.(device.Reader)
 	fresh := cached && p.MaxAgeMs != nil && youngEnough(h.reg.Now().Sub(snap.At), *p.MaxAgeMs)
 	if canMeasure && !fresh {
-		var rerr *jsonrpc.Error
-		if snap, rerr = h.measure(ctx, f, reader); rerr != nil {
-			return nil, rerr
-		}
-	} else if !cached {
-		return nil, newError(openhal.CodeDeviceFault, "no_value", "device "+f.id+" has no value yet", data{"device": f.id})
+		return readPlan{f: f, reader: reader, measure: true}, nil
 	}
+	if !cached {
+		return readPlan{}, newError(openhal.CodeDeviceFault, "no_value", "device "+f.id+" has no value yet", data{"device": f.id})
+	}
+	return readPlan{f: f, snap: snap}, nil
+}
+
+// readResult is a read's answer as the session's token is told it.
+func readResult(s *session, id string, snap device.Snapshot) openhal.ValueResult {
 	_, entry := s.who()
-	return valueFor(entry, openhal.ValueResult{Device: f.id, Value: snap.Value, TS: snap.TS, Seq: snap.Seq, DevSeq: snap.DevSeq}), nil
+	return valueFor(entry, openhal.ValueResult{Device: id, Value: snap.Value, TS: snap.TS, Seq: snap.Seq, DevSeq: snap.DevSeq})
 }
 
 // measure takes a fresh reading within the read deadline and publishes it,

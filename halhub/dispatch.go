@@ -25,6 +25,12 @@ type method struct {
 	// the serve function to run. hal/write uses it to keep writes to a
 	// device in the order they were received.
 	prepare func(s *session, params json.RawMessage) (serve func(ctx context.Context) (any, *jsonrpc.Error), err *jsonrpc.Error)
+	// quick, when set, answers on the connection's reader a request that
+	// needs no wait (no device to ask, no disk, no other connection's
+	// turn), so that the commonest requests cost no goroutine and no
+	// hand-off to one; waits reports that this one needs serve after all.
+	// Only for methods that are not audited: the audit waits for the disk.
+	quick func(s *session, params json.RawMessage) (res any, err *jsonrpc.Error, waits bool)
 	// extension marks the gateway's own methods (Options.Extensions),
 	// which no conformance level names: every level serves them.
 	extension bool
@@ -33,10 +39,10 @@ type method struct {
 // methods are the requests this Hub serves after hal/initialize.
 func methods() map[string]method {
 	return map[string]method{
-		openhal.MethodPing:        {scope: openhal.ScopeRead, serve: servePing},
+		openhal.MethodPing:        {scope: openhal.ScopeRead, serve: servePing, quick: quickPing},
 		openhal.MethodDevicesList: {scope: openhal.ScopeRead, serve: serveDevicesList},
 		openhal.MethodDevicesGet:  {scope: openhal.ScopeRead, serve: serveDevicesGet},
-		openhal.MethodRead:        {scope: openhal.ScopeRead, serve: serveRead},
+		openhal.MethodRead:        {scope: openhal.ScopeRead, serve: serveRead, quick: quickRead},
 		openhal.MethodWrite:       {scope: openhal.ScopeControlLow, prepare: prepareWrite},
 		openhal.MethodStop:        {scope: openhal.ScopeControlLow, serve: serveStop},
 		openhal.MethodResume:      {scope: openhal.ScopeAdmin, serve: serveResume},
@@ -127,6 +133,12 @@ func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 		err := errForbidden("scope", "%s needs scope %s; this token has %s", m.Method, meth.scope, p.Scope)
 		go s.answer(m, cost, func() (any, *jsonrpc.Error) { return nil, err })
 		return
+	}
+	if meth.quick != nil {
+		if res, err, waits := meth.quick(s, m.Params); !waits {
+			s.answer(m, cost, func() (any, *jsonrpc.Error) { return res, err })
+			return
+		}
 	}
 	if meth.prepare != nil {
 		serve, err := meth.prepare(s, m.Params)

@@ -1,0 +1,107 @@
+package halhub
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+)
+
+// BenchmarkTCPRead is hal/read of an output over loopback TCP, the whole
+// request path of the Hub (socket read, decode, checks, cache, encode,
+// queue, socket write), by 1 and by 64 clients that each wait for their
+// answer before sending the next request, as halbench's clients do. It is
+// the benchmark that docs/performance.md profiles:
+//
+//	go test -run '^$' -bench 'TCPRead/clients=1$' -cpuprofile cpu.out ./halhub
+func BenchmarkTCPRead(b *testing.B) {
+	for _, n := range []int{1, 64} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchTCPRead(b, n) })
+	}
+}
+
+func benchTCPRead(b *testing.B, clients int) {
+	h, _, tok := benchHub(b)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go h.ServeLines(ln)
+	b.Cleanup(func() { ln.Close() })
+	conns := make([]*lineClient, clients)
+	for i := range conns {
+		if conns[i], err = dialLineClient(ln.Addr().String(), tok); err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(conns[i].close)
+	}
+	req := []byte(`{"jsonrpc":"2.0","id":10000,"method":"hal/read","params":{"device":"sim.led"}}` + "\n")
+	var left atomic.Int64
+	left.Store(int64(b.N))
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	b.ReportAllocs()
+	b.ResetTimer()
+	for _, c := range conns {
+		wg.Go(func() {
+			for left.Add(-1) >= 0 {
+				if err := c.roundTrip(req); err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+}
+
+// lineClient is a bare HAL client over a line transport: a line out, a
+// line back.
+type lineClient struct {
+	c net.Conn
+	r *bufio.Reader
+}
+
+func dialLineClient(addr, tok string) (*lineClient, error) {
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	lc := &lineClient{c: c, r: bufio.NewReader(c)}
+	init := `{"jsonrpc":"2.0","id":0,"method":"hal/initialize","params":{"protocolVersion":"0.1","clientInfo":{"name":"b","version":"1"},"token":"` + tok + `"}}` + "\n"
+	if err := lc.roundTrip([]byte(init)); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("hal/initialize: %w", err)
+	}
+	if _, err := c.Write([]byte(`{"jsonrpc":"2.0","method":"hal/initialized"}` + "\n")); err != nil {
+		c.Close()
+		return nil, fmt.Errorf("hal/initialized: %w", err)
+	}
+	return lc, nil
+}
+
+// roundTrip sends one request line and reads one line back: no
+// notification comes, since nothing is published while it runs.
+func (lc *lineClient) roundTrip(req []byte) error {
+	if _, err := lc.c.Write(req); err != nil {
+		return fmt.Errorf("send: %w", err)
+	}
+	line, err := lc.r.ReadSlice('\n')
+	if err != nil {
+		return fmt.Errorf("receive: %w", err)
+	}
+	if !bytes.Contains(line, []byte(`"result"`)) {
+		return fmt.Errorf("answer %s, want a result", line)
+	}
+	return nil
+}
+
+func (lc *lineClient) close() { lc.c.Close() }
