@@ -90,6 +90,7 @@ type Bridge struct {
 	ready     bool   // connected, online published and subscribed: retained messages may go
 	why       string // the last words of Disconnected
 	devs      map[string]device.Descriptor
+	synced    bool // a Sync has learnt the bench: until then it is unknown
 	values    map[string]json.RawMessage
 	gen       map[string]uint64 // bumped by each value event, so that a read does not undo a newer event
 	stop      json.RawMessage   // nil until an event says
@@ -299,7 +300,9 @@ func (b *Bridge) putConfigLocked() {
 // connection failed.
 func (b *Bridge) publishConfig(ctx context.Context) bool {
 	b.mu.Lock()
-	if !b.ready || !b.configDue {
+	if !b.ready || !b.configDue || !b.synced {
+		// Before the first Sync the bench is unknown: a config without
+		// its devices would show Home Assistant a bench with none.
 		ready := b.ready
 		b.mu.Unlock()
 		return ready
@@ -338,7 +341,7 @@ func (b *Bridge) publishConfig(ctx context.Context) bool {
 // (of those that provide devices: an adapter is seen through its devices,
 // up when one of them is not offline) and the counters.
 func (b *Bridge) putBridgeLocked() {
-	if b.devs == nil {
+	if !b.synced {
 		return // before the first Sync the bench is unknown: "0/0" would be false
 	}
 	up, all := map[string]bool{}, map[string]bool{}

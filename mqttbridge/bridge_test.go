@@ -1,8 +1,10 @@
 package mqttbridge_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
@@ -303,3 +305,31 @@ func TestBrokerStatus(t *testing.T) {
 
 // pub is a retained message expected.
 type pub struct{ topic, payload string }
+
+// Before the first Sync the bench is unknown: a connection publishes the
+// gateway online, and neither a discovery config without devices nor a
+// "0/0" diagnostics that Home Assistant would show; both follow the Sync.
+func TestNothingOfTheBenchBeforeSync(t *testing.T) {
+	b := mqttbridge.New(mqttbridge.Options{Config: testConfig(), Hub: bench(), Discovery: discovery, Own: "mqtt.", Log: slog.New(slog.DiscardHandler)})
+	c := mqtttest.New()
+	c.Attach(b)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		b.Run(ctx, c)
+	}()
+	defer func() { cancel(); <-done }()
+	c.Up()
+	c.Wait(t, 0, "openhal/gw/status", "online")
+	if err := b.Sync(ctx); err != nil {
+		t.Fatal(err)
+	}
+	c.Wait(t, 0, "homeassistant/device/gw/config", "sim.heater,sim.led,sim.meter")
+	for _, p := range c.Published(0) {
+		if p.Topic == "openhal/gw/_bridge/state" && strings.Contains(p.Payload, `"devices":0`) ||
+			p.Topic == "homeassistant/device/gw/config" && p.Payload != "sim.heater,sim.led,sim.meter" {
+			t.Errorf("published before the bench was known: %s %s", p.Topic, p.Payload)
+		}
+	}
+}

@@ -21,6 +21,7 @@ func (b *Bridge) Sync(ctx context.Context) error {
 	}
 	b.mu.Lock()
 	b.devs = make(map[string]device.Descriptor, len(devs))
+	b.synced = true
 	for _, d := range devs {
 		b.devs[d.ID] = d
 	}
