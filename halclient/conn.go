@@ -88,6 +88,12 @@ func Dial(ctx context.Context, url string, opt Options) (*Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	return start(ctx, url, tr, opt)
+}
+
+// start runs the connection's reader and initializes the session over
+// tr; on an error the connection is closed.
+func start(ctx context.Context, url string, tr transport, opt Options) (*Conn, error) {
 	c := newConn(url, tr, opt.NotificationBuffer)
 	go c.readLoop()
 	if err := c.initialize(ctx, opt); err != nil {
@@ -109,14 +115,7 @@ func DialConn(ctx context.Context, c net.Conn, name string, opt Options) (*Conn,
 		c.Close()
 		return nil, &OptionError{Option: "Fingerprint", Err: errors.New("a connection made by the caller has no certificate to pin")}
 	}
-	conn := newConn(name, &lineTransport{c: c, lr: jsonrpc.NewLineReader(c, maxMessage)}, opt.NotificationBuffer)
-	go conn.readLoop()
-	if err := conn.initialize(ctx, opt); err != nil {
-		conn.fail(ErrClosed)
-		<-conn.readerDone
-		return nil, err
-	}
-	return conn, nil
+	return start(ctx, name, &lineTransport{c: c, lr: jsonrpc.NewLineReader(c, maxMessage)}, opt)
 }
 
 func newConn(url string, tr transport, buffer int) *Conn {

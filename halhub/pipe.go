@@ -1,11 +1,6 @@
 package halhub
 
-import (
-	"bufio"
-	"net"
-
-	"github.com/openhal/gateway/jsonrpc"
-)
+import "net"
 
 // Pipe returns one end of an in-memory connection whose other end the
 // Hub serves as it serves a TCP connection, one message per line: a client
@@ -19,14 +14,6 @@ import (
 // admitted the peer already. Closing the returned end ends the session.
 func (h *Hub) Pipe(peer string) net.Conn {
 	client, server := net.Pipe()
-	tr := &lineTransport{
-		c:    server,
-		lr:   jsonrpc.NewLineReader(server, h.opt.Limits.InitMessageBytes),
-		bw:   bufio.NewWriterSize(server, 16<<10),
-		addr: peer,
-	}
-	s := newSession(h, tr, "")
-	h.register(s)
-	go s.serve()
+	h.serveLine(server, peer, nil)
 	return client
 }

@@ -47,17 +47,24 @@ func (h *Hub) ServeLines(ln net.Listener) error {
 			return err
 		}
 		g := guardedOf(c) // a guarded listener's connection is one, or runs over one
-		tr := &lineTransport{
-			c:    c,
-			lr:   jsonrpc.NewLineReader(c, h.opt.Limits.InitMessageBytes),
-			bw:   bufio.NewWriterSize(c, 16<<10),
-			addr: g.peer,
-		}
-		s := newSession(h, tr, "")
-		s.ticket = g.ticket
-		h.register(s)
-		go s.serve()
+		h.serveLine(c, g.peer, g.ticket)
 	}
+}
+
+// serveLine serves c, one message per line, as a session of peer (the
+// remote address failed tokens count against) holding tk (nil: none
+// of the budget of connections not yet authenticated).
+func (h *Hub) serveLine(c net.Conn, peer string, tk *ticket) {
+	tr := &lineTransport{
+		c:    c,
+		lr:   jsonrpc.NewLineReader(c, h.opt.Limits.InitMessageBytes),
+		bw:   bufio.NewWriterSize(c, 16<<10),
+		addr: peer,
+	}
+	s := newSession(h, tr, "")
+	s.ticket = tk
+	h.register(s)
+	go s.serve()
 }
 
 // raiseLimit lets an authenticated peer send lines up to maxBytes.
