@@ -160,13 +160,17 @@ func settle(cs []component) {
 
 var gatewayID = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 
+// ValidID reports whether id is a gateway id of the layout: 1 to 64 of
+// [a-z0-9-], what Slug makes (see Slug for why "_" is not one).
+func ValidID(id string) bool { return gatewayID.MatchString(id) }
+
 // check refuses what Home Assistant would refuse: a gateway id outside
 // the discovery topic's [a-zA-Z0-9_-] (the layout allows lower case only),
 // and a configuration_url that is not http(s) (core's
 // cv.configuration_url: a device with another URL fails the whole
 // discovery message).
 func (g Gateway) check() error {
-	if !gatewayID.MatchString(g.ID) {
+	if !ValidID(g.ID) {
 		return fmt.Errorf("gateway id %q: want 1 to 64 of [a-z0-9-] (see Slug)", g.ID)
 	}
 	if g.ConfigURL != "" {

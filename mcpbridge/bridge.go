@@ -59,7 +59,6 @@ type Bridge struct {
 	server    *mcp.Server
 	log       *slog.Logger
 	gw        string // the gateway's name in URIs
-	scope     openhal.Scope
 	principal openhal.Principal
 
 	ctx    context.Context // ends with Close
@@ -165,7 +164,6 @@ func (b *Bridge) attach(ctx context.Context, conn *halclient.Conn) error {
 	}
 	b.stopped = conn.Init().Stopped
 	b.principal = conn.Init().Principal
-	b.scope = b.principal.Scope
 	b.mu.Unlock()
 	b.refresh()
 	return nil

@@ -33,7 +33,7 @@ func (b *Bridge) confirmationTool() toolDef {
 			"not decided yet; not applied), approved (applied), rejected, expired, cancelled, or failed (approved, but a " +
 			"safety check refused it when it ran). With waitSeconds it waits for the outcome. It approves nothing: only a person can.",
 		InputSchema: in,
-		Annotations: &mcp.ToolAnnotations{Title: "Confirmation status", ReadOnlyHint: true, DestructiveHint: hint(false), IdempotentHint: true, OpenWorldHint: hint(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Confirmation status", ReadOnlyHint: true, DestructiveHint: jsonschema.Ptr(false), IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}
 	return def(t, b.confirmation)
 }
@@ -125,9 +125,9 @@ func (b *Bridge) tellPerson(req *mcp.CallToolRequest, v confirmationView) {
 		}()
 		res, err := ss.Elicit(ctx, &mcp.ElicitParams{
 			Mode: "form",
-			Message: fmt.Sprintf("The agent asks to set %s to %s (%s). It waits for a person's approval: %s "+
+			Message: fmt.Sprintf("The agent asks to set %s to %s (%s). It waits for a person's approval: a person approves it %s. "+
 				"Accepting here approves nothing. Decline to withdraw the request.",
-				v.Device, jsonWords(v.Value), v.Reason, whereWords(v)),
+				v.Device, jsonWords(v.Value), v.Reason, whereWords(v.Approve)),
 			RequestedSchema: &jsonschema.Schema{Type: "object", Properties: map[string]*jsonschema.Schema{}},
 		})
 		if err != nil || res.Action != "decline" {
@@ -140,13 +140,14 @@ func (b *Bridge) tellPerson(req *mcp.CallToolRequest, v confirmationView) {
 	}()
 }
 
-// whereWords says where a person approves a pending request.
-func whereWords(v confirmationView) string {
-	if v.Approve == nil {
-		return ""
+// whereWords says where a person approves a pending request: "in the
+// console at URL or with `gateway confirm approve ID`".
+func whereWords(a *approval) string {
+	if a == nil {
+		return "in the console or with `gateway confirm approve`"
 	}
-	if v.Approve.Console != "" {
-		return "approve it in the console at " + v.Approve.Console + " or with `" + v.Approve.CLI + "`."
+	if a.Console != "" {
+		return "in the console at " + a.Console + " or with `" + a.CLI + "`"
 	}
-	return "approve it with `" + v.Approve.CLI + "`."
+	return "with `" + a.CLI + "`"
 }

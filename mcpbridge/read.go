@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openhal/gateway/device"
@@ -26,7 +27,7 @@ func (b *Bridge) listTool() toolDef {
 			"is readable and writable, its risk, whether a write needs a person's approval, its safe value and its " +
 			"health; and the emergency stop if one is engaged. It reads no hardware: use read_device for values.",
 		InputSchema: inputSchema[listIn](nil),
-		Annotations: &mcp.ToolAnnotations{Title: "List devices", ReadOnlyHint: true, DestructiveHint: hint(false), IdempotentHint: true, OpenWorldHint: hint(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "List devices", ReadOnlyHint: true, DestructiveHint: jsonschema.Ptr(false), IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}
 	return def(t, b.list)
 }
@@ -42,7 +43,7 @@ func (b *Bridge) list(ctx context.Context, _ *mcp.CallToolRequest, _ listIn) (*m
 	defer b.mu.Unlock()
 	out := listOut{Gateway: b.gw, Stopped: viewStop(b.stopped), Devices: []deviceView{}}
 	for _, d := range b.sortedDevices() {
-		out.Devices = append(out.Devices, viewDevice(d, b.scope))
+		out.Devices = append(out.Devices, viewDevice(d, b.principal.Scope))
 	}
 	return nil, out, nil
 }
@@ -71,7 +72,7 @@ func (b *Bridge) readTool(devs []device.Descriptor) toolDef {
 		Description: "Reads a device's value: a sensor takes a fresh measurement (unless maxAgeMs allows a recent one), " +
 			"an output gives the value last applied. Devices:" + deviceList(devs),
 		InputSchema: inputSchema[readIn](devs),
-		Annotations: &mcp.ToolAnnotations{Title: "Read a device", ReadOnlyHint: true, DestructiveHint: hint(false), IdempotentHint: true, OpenWorldHint: hint(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Read a device", ReadOnlyHint: true, DestructiveHint: jsonschema.Ptr(false), IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}
 	return def(t, b.read)
 }

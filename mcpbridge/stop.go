@@ -38,7 +38,7 @@ func (b *Bridge) stopTool() toolDef {
 			"Use it when something on the bench looks unsafe. No tool lifts it: only a person can " +
 			"(`gateway resume` or the console).",
 		InputSchema: in,
-		Annotations: &mcp.ToolAnnotations{Title: "Emergency stop", ReadOnlyHint: false, DestructiveHint: hint(false), IdempotentHint: true, OpenWorldHint: hint(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Emergency stop", ReadOnlyHint: false, DestructiveHint: jsonschema.Ptr(false), IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}
 	return def(t, b.stop)
 }

@@ -26,6 +26,9 @@ const (
 	toolStop         = "emergency_stop"
 )
 
+// Every tool sets each annotation explicitly (jsonschema.Ptr for the
+// pointer hints): a client reads a missing destructiveHint as true.
+
 // toolDef is one tool as the current devices and scope make it: its
 // definition, compared with the one registered to tell a change, and how
 // to register it (mcp.AddTool is generic in the handler's types).
@@ -48,7 +51,7 @@ func (b *Bridge) refresh() {
 	b.reg.Lock()
 	defer b.reg.Unlock()
 	b.mu.Lock()
-	devs, scope := b.sortedDevices(), b.scope
+	devs, scope := b.sortedDevices(), b.principal.Scope
 	b.mu.Unlock()
 
 	var names []string
@@ -186,8 +189,3 @@ func typeWords(s device.Schema) string {
 	}
 	return w
 }
-
-// hint returns v's address, for the annotations that are pointers: every
-// tool sets each hint explicitly, since a client reads a missing
-// destructiveHint as true.
-func hint(v bool) *bool { return &v }

@@ -133,12 +133,8 @@ func (b *Bridge) approval(id string) *approval {
 func statusWords(v confirmationView) string {
 	switch v.Status {
 	case "pending":
-		where := "with `" + v.Approve.CLI + "`"
-		if v.Approve.Console != "" {
-			where = "in the console at " + v.Approve.Console + " or " + where
-		}
 		return fmt.Sprintf("Confirmation %s (%s = %s) still waits for a person, until %s. It is not applied. A person approves it %s.",
-			v.ID, v.Device, jsonWords(v.Value), v.ExpiresAt.Format(time.RFC3339), where)
+			v.ID, v.Device, jsonWords(v.Value), v.ExpiresAt.Format(time.RFC3339), whereWords(v.Approve))
 	case "approved":
 		return fmt.Sprintf("Confirmation %s was approved by %s and applied: %s = %s.", v.ID, v.ApprovedBy, v.Device, jsonWords(v.Value))
 	case "failed":

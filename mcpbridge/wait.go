@@ -48,7 +48,7 @@ func (b *Bridge) waitTool(devs []device.Descriptor) toolDef {
 			"at most timeoutSeconds (up to 55). It answers at once when the value already meets it. met=false with the " +
 			"last value seen means it did not happen in time: not an error. Devices:" + deviceList(devs),
 		InputSchema: in,
-		Annotations: &mcp.ToolAnnotations{Title: "Wait for a value", ReadOnlyHint: true, DestructiveHint: hint(false), IdempotentHint: true, OpenWorldHint: hint(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Wait for a value", ReadOnlyHint: true, DestructiveHint: jsonschema.Ptr(false), IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}
 	return def(t, b.wait)
 }

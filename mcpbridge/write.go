@@ -41,7 +41,7 @@ func (b *Bridge) writeTool(devs []device.Descriptor) toolDef {
 		Description: "Sets a low-risk device's value. The gateway's safety rules and the emergency stop apply: " +
 			"a refusal says why, and nothing is changed. Devices:" + deviceList(devs),
 		InputSchema: writeSchema(devs, false),
-		Annotations: &mcp.ToolAnnotations{Title: "Write a device", ReadOnlyHint: false, DestructiveHint: hint(false), IdempotentHint: true, OpenWorldHint: hint(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Write a device", ReadOnlyHint: false, DestructiveHint: jsonschema.Ptr(false), IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}
 	return def(t, b.write)
 }
@@ -63,7 +63,7 @@ func (b *Bridge) writeHighTool(devs []device.Descriptor, scope openhal.Scope) to
 		Description: "Sets a high-risk device's value (a heater, a motor: things that can hurt or break). " + how +
 			" Safety rules and the emergency stop apply. A reason is required. Devices:" + deviceList(devs),
 		InputSchema: writeSchema(devs, true),
-		Annotations: &mcp.ToolAnnotations{Title: "Write a high-risk device", ReadOnlyHint: false, DestructiveHint: hint(true), IdempotentHint: false, OpenWorldHint: hint(false)},
+		Annotations: &mcp.ToolAnnotations{Title: "Write a high-risk device", ReadOnlyHint: false, DestructiveHint: jsonschema.Ptr(true), IdempotentHint: false, OpenWorldHint: jsonschema.Ptr(false)},
 	}
 	return def(t, b.write)
 }

@@ -73,7 +73,6 @@ func (c Config) Topics() homeassistant.Topics {
 var (
 	settingsFields = fieldSet(Settings{})
 	tlsFields      = fieldSet(TLSSettings{})
-	slugRe         = regexp.MustCompile(`^[a-z0-9-]{1,64}$`) // no "_": homeassistant.Slug says why
 	prefixRe       = regexp.MustCompile(`^[^#+/\x00]+(/[^#+/\x00]+)*$`)
 )
 
@@ -156,7 +155,7 @@ func parseBroker(s string) (*url.URL, error) {
 
 func gatewayID(s string, hostname func() (string, error)) (string, error) {
 	if s != "" {
-		if !slugRe.MatchString(s) {
+		if !homeassistant.ValidID(s) {
 			return "", fieldErr("gateway", "%q: want lower case letters, digits and - (at most 64; no _, which would make Home Assistant's unique ids ambiguous across gateways)", s)
 		}
 		return s, nil
