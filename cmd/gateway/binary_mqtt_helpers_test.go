@@ -35,18 +35,11 @@ func startBroker(t *testing.T, o mosquittotest.Options) (*mosquittotest.Broker, 
 	return b, port
 }
 
-// mqttTool finds one of mosquitto's clients: skipped without it, except
-// in CI, where a missing one fails the test (.ci/run installs it).
+// mqttTool finds one of mosquitto's clients (mosquittotest.Need: skipped
+// without it, except in CI).
 func mqttTool(t *testing.T, name string) string {
 	t.Helper()
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatalf("%s is not installed (apt-get install mosquitto mosquitto-clients)", name)
-	}
-	t.Skipf("%s is not installed (apt-get install mosquitto mosquitto-clients)", name)
-	return ""
+	return mosquittotest.Need(t, name)
 }
 
 // mqttSub is `mosquitto_sub` on every topic but $SYS, one message a line:

@@ -63,15 +63,27 @@ type Broker struct {
 	done   chan struct{} // closed when the running process has exited
 }
 
+// Need returns the path of one of mosquitto's programs (the broker's
+// path, or a client's name such as mosquitto_sub): without it the test is
+// skipped, except in CI (CI set), where it fails, since .ci/run installs
+// them.
+func Need(t testing.TB, program string) string {
+	t.Helper()
+	p, err := exec.LookPath(program)
+	if err == nil {
+		return p
+	}
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is required in CI: %v (apt-get install mosquitto mosquitto-clients)", program, err)
+	}
+	t.Skipf("no %s (%v): apt-get install mosquitto mosquitto-clients", program, err)
+	return ""
+}
+
 // Start starts a broker for the test and stops it when the test ends.
 func Start(t testing.TB, o Options) *Broker {
 	t.Helper()
-	if _, err := os.Stat(Binary); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("mosquitto is required in CI: %v (apt-get install mosquitto mosquitto-clients)", err)
-		}
-		t.Skipf("no mosquitto (%v): apt-get install mosquitto mosquitto-clients", err)
-	}
+	Need(t, Binary)
 	b := &Broker{t: t, dir: t.TempDir(), logged: make(chan struct{})}
 	b.URL = "mqtt://127.0.0.1:" + freePort(t)
 	conf := []string{

@@ -169,7 +169,8 @@ is_active() { [ "$(prop gateway.service ActiveState)" = active ]; }
 has_devices() { cli devices --json 2>/dev/null | grep -q "$1"; }
 
 # Test settings: a short start timeout (a gateway that never sends READY
-# fails in 10 s rather than 30), and the sim board listening on loopback.
+# fails in 10 s rather than 30), and the sim board listening on loopback:
+# put_test_config ADAPTER [MORE], MORE the lines that follow adapters.user.
 put_test_config() {
 	ct mkdir -p /etc/systemd/system/gateway.service.d
 	ct sh -c 'cat >/etc/systemd/system/gateway.service.d/10-test.conf' <<'EOF'
@@ -186,6 +187,7 @@ hub:
 adapters:
   enabled: [$1]
   user: gateway-adapter
+${2:-}
 EOF
 	ct systemctl daemon-reload
 }
@@ -353,19 +355,8 @@ check "stop with pyledger running: the gateway stops its adapter, nothing left f
 # configuration is all it takes. The gateway installs it from
 # /usr/lib/gateway/adapters at start and runs it as gateway-adapter; with
 # no broker there, its mqtt.broker device says why it is not connected.
-ct sh -c 'cat >/etc/gateway/gateway.yaml' <<EOF
-board: sim
-stateDir: /var/lib/gateway
-hub:
-  listen:
-    http: 127.0.0.1:7750
-    tcp: 127.0.0.1:7751
-adapters:
-  enabled: [mqtt]
-  user: gateway-adapter
-  settings:
-    mqtt: {broker: "mqtt://127.0.0.1:1", gateway: bench}
-EOF
+put_test_config mqtt '  settings:
+    mqtt: {broker: "mqtt://127.0.0.1:1", gateway: bench}'
 c=$(cursor)
 ct systemctl start gateway.service
 detail=
