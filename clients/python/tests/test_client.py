@@ -175,9 +175,11 @@ def test_watch_follows_a_restart(state_dir):
     done = threading.Event()
 
     def follow():
+        # The values read at the reconnection say restarted; the write may
+        # come before them (then sim.led is read True) or after.
         for v in w:
             got.append(v)
-            if v.restarted and v.device == "sim.led" and v.value is True:
+            if any(g.restarted for g in got) and v.device == "sim.led" and v.value is True:
                 done.set()
 
     t = threading.Thread(target=follow, daemon=True)
