@@ -103,10 +103,27 @@ run: build
 	./$(BIN) run --mcp
 
 # Unit, protocol and whole-binary tests (tiers 1 and 2), with the race
-# detector, then the console in a real browser.
+# detector, then the console in a real browser and the Python client.
 test: lint
 	$(GO) test -race -count=1 ./...
 	$(MAKE) --no-print-directory test-browser
+	$(MAKE) --no-print-directory test-python
+
+# The Python client and its gpiozero pin factory (clients/python) against
+# bin/gateway, which the tests start on free loopback ports. They run
+# under Debian's /usr/bin/python3, where apt's python3-pytest and
+# python3-gpiozero live (a pyenv python3 on PATH has neither). Skipped
+# without them, except in CI (CI set, as .ci/run does), where .ci/run
+# installs them and a missing one fails.
+PYTHON ?= /usr/bin/python3
+.PHONY: test-python
+test-python: build
+	@if $(PYTHON) -c 'import pytest, gpiozero' 2>/dev/null || [ -n "$$CI" ]; then \
+		echo "$(PYTHON) -m pytest -q -p no:cacheprovider clients/python/tests"; \
+		PYTHONDONTWRITEBYTECODE=1 GATEWAY_BIN=$(CURDIR)/$(BIN) $(PYTHON) -m pytest -q -p no:cacheprovider clients/python/tests; \
+	else \
+		echo "test-python: SKIPPED: $(PYTHON) lacks pytest or gpiozero, so the Python client's tests did not run (apt-get install python3-pytest python3-gpiozero)"; \
+	fi
 
 # The console driven in Debian's chromium, headless, against the gateway on
 # the sim board (console/browsertest, a module of its own, so chromedp

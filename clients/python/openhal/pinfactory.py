@@ -17,8 +17,10 @@ entry point; both read ``GATEWAY_HUB`` and ``GATEWAY_TOKEN`` (and
 """
 
 import os
+import signal
 import threading
 import time
+import traceback
 import warnings
 from typing import Any, Dict, Optional, Union
 
@@ -95,7 +97,7 @@ class OpenHALFactory(Factory):
     """
 
     def __init__(self, hub: Optional[str] = None, token: Optional[str] = None,
-                 fingerprint: Optional[str] = None, timeout: float = 5.0):
+                 fingerprint: Optional[str] = None, timeout: float = 5.0, stop_script: bool = True):
         super().__init__()
         self._hub = hub or os.environ.get("GATEWAY_HUB") or "tcp://127.0.0.1:7751"
         self._token = token or os.environ.get("GATEWAY_TOKEN") or ""
@@ -108,7 +110,41 @@ class OpenHALFactory(Factory):
         self._pins: Dict[str, "OpenHALPin"] = {}
         self._watch: Optional[Watch] = None
         self._watch_thread: Optional[threading.Thread] = None
+        self._refused: Optional[GatewayRefused] = None
+        self._prev_sigint: Any = None
+        if stop_script:
+            self._hook_sigint()
         self.client()  # fail at once when the gateway cannot be reached
+
+    # A write refused in one of gpiozero's threads (a blink, a callback)
+    # raises there, where the script never sees it; a script waiting in
+    # pause() or wait_for_press() would go on as if its LED still blinked.
+    # So the factory raises the same error in the main thread too: it
+    # sends the main thread SIGINT, whose handler (the factory's, chained
+    # to the one before it) raises the refusal instead of KeyboardInterrupt.
+
+    def _hook_sigint(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # signal handlers belong to the main thread
+        self._prev_sigint = signal.signal(signal.SIGINT, self._on_sigint)
+
+    def _on_sigint(self, signum: int, frame: Any) -> None:
+        err, self._refused = self._refused, None
+        if err is not None:
+            raise err
+        prev = self._prev_sigint
+        if callable(prev):
+            prev(signum, frame)
+        elif prev != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    def _refused_in_thread(self, err: "GatewayRefused") -> None:
+        """Called with a refusal raised outside the main thread."""
+        if self._prev_sigint is None or threading.current_thread() is threading.main_thread():
+            return
+        if self._refused is None:
+            self._refused = err
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
 
     def _connect(self) -> Client:
         return connect(self._hub, self._token, fingerprint=self._fingerprint, timeout=self._timeout,
@@ -178,8 +214,12 @@ class OpenHALFactory(Factory):
         assert w is not None
         for v in w:
             p = self._pins.get(v.device)
-            if p is not None:
+            if p is None:
+                continue
+            try:
                 p._changed(v)
+            except Exception:  # a callback's error must not end the edges
+                traceback.print_exc()
 
     def close(self) -> None:
         """Ends the factory's connections; the devices keep their values
@@ -191,6 +231,9 @@ class OpenHALFactory(Factory):
             w.close()
         if c is not None:
             c.close()
+        if self._prev_sigint is not None and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGINT, self._prev_sigint)
+            self._prev_sigint = None
         super().close()
 
 
@@ -241,7 +284,9 @@ class OpenHALPin(Pin):
         try:
             return fn(self._factory.client())
         except HubError as e:
-            raise GatewayRefused(repr(self), what, e) from e
+            refused = GatewayRefused(repr(self), what, e)
+            self._factory._refused_in_thread(refused)
+            raise refused from e
         except OpenHALError as e:
             raise GatewayUnreachable("%r: %s: %s" % (self, what, e)) from e
 

@@ -20,7 +20,8 @@ from openhal.pinfactory import GatewayRefused, OpenHALFactory  # noqa: E402
 
 @pytest.fixture
 def factory(gateway, client):
-    f = OpenHALFactory(gateway.tcp, gateway.admin_token, timeout=WAIT)
+    # stop_script=False: a refusal in a gpiozero thread must not SIGINT pytest.
+    f = OpenHALFactory(gateway.tcp, gateway.admin_token, timeout=WAIT, stop_script=False)
     Device.pin_factory = f
     yield f
     Device.pin_factory = None
@@ -148,3 +149,37 @@ def entry_points() -> str:
         name, _, target = line.partition("=")
         body.append("%s = %s" % (name.strip(), target.strip().strip('"')))
     return "[gpiozero_pin_factories]\n" + "\n".join(body) + "\n"
+
+
+SCRIPT = """
+from gpiozero import LED, Button, Device
+from openhal.pinfactory import OpenHALFactory
+Device.pin_factory = OpenHALFactory()
+led = LED(17)
+button = Button(27)
+led.blink(on_time=0.02, off_time=0.02)
+print("ready", flush=True)
+button.wait_for_press()
+print("pressed", flush=True)
+"""
+
+
+def test_stop_ends_a_waiting_script(gateway, client):
+    """The issue's bench script: it blinks in gpiozero's thread and waits
+    in the main one; the operator's stop ends it with the refusal, not a
+    KeyboardInterrupt nor a silent wait."""
+    env = dict(os.environ, GATEWAY_HUB=gateway.tcp, GATEWAY_TOKEN=gateway.admin_token,
+               PYTHONPATH=os.path.dirname(HERE))
+    p = subprocess.Popen([sys.executable, "-c", SCRIPT], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "ready\n", p.stderr.read()
+        client.stop("bench fire")
+        out, err = p.communicate(timeout=WAIT)
+    finally:
+        p.kill()
+        client.resume()
+    assert p.returncode == 1, err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("openhal.pinfactory.GatewayRefused: ") and "(-32006, stopped)" in last, err
+    assert "KeyboardInterrupt" not in err and "pressed" not in out
