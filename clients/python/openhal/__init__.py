@@ -1,6 +1,7 @@
 """A Python client for the gateway's OpenHAL Hub, and a gpiozero pin factory.
 
-Standard library only (``openhal.pinfactory`` needs gpiozero). See
+Standard library only (``openhal.pinfactory`` needs gpiozero, ws:// and
+wss:// the websockets package). See
 docs/python.md in the gateway's repository.
 """
 

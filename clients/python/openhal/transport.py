@@ -1,4 +1,5 @@
-"""Transports: one JSON-RPC message per line over TCP, TLS or a Unix socket.
+"""Transports: one JSON-RPC message per line over TCP, TLS or a Unix socket
+(and a message per WebSocket frame, in ws.py).
 
 The Hub's TCP transport frames a message as one line ended by ``\\n``
 (spec §2), so the standard library's sockets are all a client needs. TLS
@@ -16,7 +17,7 @@ from urllib.parse import urlsplit
 from .errors import FingerprintMismatch
 
 DEFAULT_TCP_PORT = 7751
-SCHEMES = ("tcp", "tls", "unix")
+SCHEMES = ("tcp", "tls", "unix", "ws", "wss")
 
 
 def parse_url(url: str) -> Tuple[str, str, int, str]:
@@ -25,8 +26,9 @@ def parse_url(url: str) -> Tuple[str, str, int, str]:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme in ("ws", "wss"):
-        raise ValueError("%s: the Python client speaks tcp://, tls:// and unix:// "
-                         "(the gateway's TCP listener, default port 7751); not WebSocket" % url)
+        if not parts.hostname:
+            raise ValueError("%s: no host" % url)
+        return scheme, parts.hostname, parts.port or 0, parts.path
     if scheme not in SCHEMES:
         raise ValueError("%s: unknown scheme %r: want one of %s" % (url, scheme, ", ".join(s + "://" for s in SCHEMES)))
     if scheme == "unix":
@@ -72,10 +74,14 @@ class LineConn:
         self._sock.close()
 
 
-def dial(url: str, timeout: float, fingerprint: Optional[str] = None) -> LineConn:
-    """Connects to url within timeout seconds; for tls://, checks the
-    certificate against fingerprint (or the system's CAs without one)."""
+def dial(url: str, timeout: float, fingerprint: Optional[str] = None) -> "LineConn":
+    """Connects to url within timeout seconds; for tls:// and wss://,
+    checks the certificate against fingerprint (or the system's CAs
+    without one). ws:// and wss:// need the websockets package."""
     scheme, host, port, path = parse_url(url)
+    if scheme in ("ws", "wss"):
+        from .ws import WSConn
+        return WSConn(url, timeout, fingerprint)  # type: ignore[return-value]
     if scheme == "unix":
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)

@@ -8,7 +8,7 @@ import pytest
 
 import openhal
 from openhal import errors
-from conftest import WAIT, Gateway, Proxy
+from conftest import WAIT, Gateway, Proxy, need
 
 
 def test_lifecycle(gateway, client):
@@ -30,7 +30,7 @@ def test_bad_token_is_unauthorized(gateway):
 
 
 def test_bad_urls_say_what_is_wrong():
-    for url, word in (("http://x", "unknown scheme"), ("ws://127.0.0.1:7750/hal", "WebSocket"),
+    for url, word in (("http://x", "unknown scheme"), ("ws:///hal", "no host"),
                       ("unix://", "no socket path"), ("tcp://", "no host")):
         with pytest.raises(ValueError, match=word):
             openhal.connect(url, "t")
@@ -132,8 +132,8 @@ def test_calls_fail_when_the_connection_ends(gateway, client):
         client.ping()
 
 
-def test_tls_pinning_and_unix(state_dir):
-    g = Gateway(state_dir, ["--tls", "127.0.0.1:0", "--unix", state_dir + "/hal.sock"])
+def test_tls_pinning_unix_and_websocket(state_dir):
+    g = Gateway(state_dir, ["--tls", "127.0.0.1:0", "--unix", state_dir + "/hal.sock", "--wss", "127.0.0.1:0"])
     try:
         assert g.fingerprint
         colons = ":".join(g.fingerprint[i:i + 2] for i in range(0, 64, 2)).upper()
@@ -145,6 +145,14 @@ def test_tls_pinning_and_unix(state_dir):
             openhal.connect(g.urls["tls"], g.admin_token, timeout=WAIT)
         with openhal.connect(g.urls["unix"], g.admin_token, timeout=WAIT) as c:
             c.ping()
+        need("websockets")
+        with openhal.connect(g.urls["websocket"], g.admin_token, timeout=WAIT) as c:
+            assert c.write("sim.led", True).status == "applied"
+        wss = g.urls["wss"]
+        with openhal.connect(wss, g.admin_token, fingerprint=g.fingerprint, timeout=WAIT) as c:
+            assert c.read("sim.led").value is True
+        with pytest.raises(errors.FingerprintMismatch):
+            openhal.connect(wss, g.admin_token, fingerprint="11" * 32, timeout=WAIT)
     finally:
         g.stop()
 
