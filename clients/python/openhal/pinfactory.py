@@ -291,9 +291,10 @@ class OpenHALPin(Pin):
             raise GatewayUnreachable("%r: %s: %s" % (self, what, e)) from e
 
     def _read(self) -> Any:
-        if self._desc.kind != "gpio.input" and self._value is not None:
-            return self._value
-        v: Value = self._call("read", lambda c: c.read(self._desc.id, max_age_ms=0 if self._desc.kind == "gpio.input" else None))
+        """The device's value, asked each time: a stop, an interlock or
+        maxOnMs may have changed an output since the script wrote it."""
+        max_age = 0 if self._desc.kind == "gpio.input" else None  # an input: sampled now
+        v: Value = self._call("read", lambda c: c.read(self._desc.id, max_age_ms=max_age))
         self._value = v.value
         return v.value
 

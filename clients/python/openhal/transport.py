@@ -9,8 +9,10 @@ and the pin read from its own log is the trust (docs/protocol.md).
 """
 
 import hashlib
+import select
 import socket
 import ssl
+import threading
 from typing import Optional, Tuple
 from urllib.parse import urlsplit
 
@@ -74,6 +76,49 @@ class LineConn:
         self._sock.close()
 
 
+class TLSLineConn(LineConn):
+    """LineConn over TLS. One OpenSSL connection must not be read and
+    written by two threads at once (a TLS 1.3 session ticket read while a
+    request is written breaks the record layer), yet the Client reads in
+    one thread and writes in others. So the socket is non-blocking, waits
+    happen in select() outside the lock, and each read or write of the
+    TLS connection holds the lock."""
+
+    def __init__(self, sock: ssl.SSLSocket):
+        self._sock = sock
+        self._lock = threading.Lock()
+        self._buf = b""
+        sock.setblocking(False)
+
+    def send_line(self, data: bytes) -> None:
+        view = memoryview(data + b"\n")
+        while view:
+            with self._lock:
+                try:
+                    n = self._sock.send(view)
+                except (ssl.SSLWantWriteError, ssl.SSLWantReadError):
+                    n = 0
+            view = view[n:]
+            if view:
+                select.select([self._sock], [self._sock], [], 1.0)
+
+    def read_line(self) -> Optional[bytes]:
+        while b"\n" not in self._buf:
+            with self._lock:
+                try:
+                    chunk: Optional[bytes] = self._sock.recv(65536)
+                except (ssl.SSLWantReadError, ssl.SSLWantWriteError):
+                    chunk = None
+            if chunk == b"":
+                return None
+            if chunk is None:
+                select.select([self._sock], [], [])
+                continue
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return line.rstrip(b"\r")
+
+
 def dial(url: str, timeout: float, fingerprint: Optional[str] = None) -> "LineConn":
     """Connects to url within timeout seconds; for tls:// and wss://,
     checks the certificate against fingerprint (or the system's CAs
@@ -93,7 +138,7 @@ def dial(url: str, timeout: float, fingerprint: Optional[str] = None) -> "LineCo
     else:
         sock = socket.create_connection((host, port), timeout=timeout)
     if scheme == "tls":
-        sock = _wrap_tls(sock, host, fingerprint)
+        return TLSLineConn(_wrap_tls(sock, host, fingerprint))
     sock.settimeout(None)
     return LineConn(sock)
 

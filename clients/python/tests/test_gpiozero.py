@@ -74,6 +74,7 @@ def test_stop_raises_in_a_gpiozero_script(client, factory):
     led = LED("GPIO17")
     led.on()
     client.stop("bench fire")
+    assert not led.is_lit  # the stop drove sim.led to its safe value; the pin says so
     with pytest.raises(GatewayRefused) as e:
         led.on()
     assert isinstance(e.value, GPIOZeroError)
