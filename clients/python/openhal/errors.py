@@ -10,6 +10,13 @@ Errors of the connection itself are :class:`ConnectionLost` and
 
 from typing import Any, Dict, Optional, Type
 
+__all__ = [
+    "OpenHALError", "ConnectionLost", "CallTimeout", "VersionMismatch", "FingerprintMismatch", "HubError",
+    "ParseError", "InvalidRequest", "MethodNotFound", "InvalidParams", "InternalError", "NotInitialized",
+    "Unauthorized", "Forbidden", "DeviceNotFound", "Blocked", "Stopped", "DeviceFault", "NotSupported",
+    "Timeout", "Busy", "ConfirmationNotFound", "ConfirmationClosed", "hub_error",
+]
+
 
 class OpenHALError(Exception):
     """The root of every error this package raises."""

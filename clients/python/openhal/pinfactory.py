@@ -112,9 +112,9 @@ class OpenHALFactory(Factory):
         self._watch_thread: Optional[threading.Thread] = None
         self._refused: Optional[GatewayRefused] = None
         self._prev_sigint: Any = None
+        self.client()  # fail at once when the gateway cannot be reached
         if stop_script:
             self._hook_sigint()
-        self.client()  # fail at once when the gateway cannot be reached
 
     # A write refused in one of gpiozero's threads (a blink, a callback)
     # raises there, where the script never sees it; a script waiting in

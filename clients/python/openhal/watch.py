@@ -13,11 +13,13 @@ import time
 from typing import Callable, Dict, Iterable, Iterator, List, Optional
 
 from .client import Client
-from .errors import ConnectionLost, DeviceNotFound, HubError, NotSupported, OpenHALError
+from .errors import DeviceNotFound, Forbidden, HubError, NotSupported, OpenHALError, Unauthorized
 from .types import Value
 
-# What a Watch gets from queue.get while waiting.
+# How long a Watch waits on its queue at a time, so that close() is seen.
 _POLL = 0.5
+# The first delay before connecting again; it doubles up to max_backoff.
+_FIRST_DELAY = 0.05
 
 
 class Watch:
@@ -25,7 +27,8 @@ class Watch:
 
     ``connect`` makes a new connected Client; the Watch uses it at start
     and after each lost connection, with a growing delay (up to
-    ``max_backoff`` seconds) until it gets one again or is closed.
+    ``max_backoff`` seconds) until it gets one again or is closed. A token
+    the Hub no longer takes (Unauthorized) ends the Watch with that error.
     """
 
     def __init__(self, connect: Callable[[], Client], devices: Optional[Iterable[str]] = None,
@@ -34,6 +37,7 @@ class Watch:
         self._want = set(devices) if devices is not None else None
         self._reconnect = reconnect
         self._max_backoff = max_backoff
+        self._delay = _FIRST_DELAY
         self._last: Dict[str, int] = {}  # devSeq passed on, by device
         self._ready: List[Value] = []
         self._closed = threading.Event()
@@ -98,46 +102,60 @@ class Watch:
 
     def next(self, timeout: Optional[float] = None) -> Optional[Value]:
         """The next value; None when the Watch is closed, or when timeout
-        seconds pass without one."""
+        seconds pass without one (reconnecting included)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._ready:
-            if self._closed.is_set():
+            left = _POLL if deadline is None else min(_POLL, deadline - time.monotonic())
+            if self._closed.is_set() or left <= 0:
                 return None
-            wait = _POLL if deadline is None else min(_POLL, deadline - time.monotonic())
-            if wait <= 0:
-                return None
+            if self._queue is None:
+                self._reconnect_until(deadline)
+                continue
             try:
-                item = self._queue.get(timeout=wait) if self._queue else None
+                item = self._queue.get(timeout=left)
             except queue.Empty:
                 continue
             if item is None:
-                self._lost()
+                self._drop()
                 continue
             method, params = item
             if method == "hal/value" and "device" in params:
                 self._take(Value.from_json(params))
         return self._ready.pop(0)
 
-    def _lost(self) -> None:
+    def _drop(self) -> None:
+        """Lets go of a connection that ended."""
         if self._client is not None:
             self._client.close()
         self._client, self._queue = None, None
         if not self._reconnect:
             self._closed.set()
-            return
-        delay = 0.05
+
+    def _reconnect_until(self, deadline: Optional[float]) -> None:
+        """Tries to connect again, with a growing delay, until it does, the
+        Watch is closed, or deadline passes."""
         while not self._closed.is_set():
             try:
                 c = self._connect()
+            except (Unauthorized, Forbidden):
+                self._closed.set()
+                raise  # a revoked token: trying again would only be refused again
             except (OSError, OpenHALError):
-                self._closed.wait(delay)
-                delay = min(delay * 2, self._max_backoff)
+                wait = self._delay
+                if deadline is not None:
+                    wait = min(wait, deadline - time.monotonic())
+                    if wait <= 0:
+                        return
+                self._closed.wait(wait)
+                self._delay = min(self._delay * 2, self._max_backoff)
                 continue
             try:
                 self._attach(c, reconnected=True)
-                return
-            except (ConnectionLost, OSError, OpenHALError):
+            except (OSError, OpenHALError):
                 c.close()
+                continue
+            self._delay = _FIRST_DELAY
+            return
 
     def close(self) -> None:
         self._closed.set()

@@ -118,6 +118,13 @@ class Gateway:
         self.wait_for(r'msg="tokens loaded"', mark)
         return out.stdout.strip()
 
+    def revoke_token(self, name: str) -> None:
+        """`gateway token revoke` and waits until the running gateway loaded the change."""
+        mark = self.mark()
+        subprocess.run([BIN, "token", "revoke", name, "--state-dir", self.dir], check=True,
+                       capture_output=True, text=True, timeout=WAIT)
+        self.wait_for(r'msg="tokens loaded"', mark)
+
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)

@@ -167,6 +167,7 @@ def test_watch_tells_missed_values(gateway, client):
         proxy.pause()
         for value in (False, True, False):
             last = client.write("sim.led", value)
+        assert w.next(0.3) is None  # the deadline holds while it cannot connect
         proxy.resume()
         v = w.next(WAIT)
         assert (v.value, v.dev_seq, v.missed, v.reconnected, v.restarted) == (False, last.dev_seq, 2, True, False)
@@ -202,3 +203,17 @@ def test_watch_follows_a_restart(state_dir):
     finally:
         w.close()
         g.stop()
+
+
+def test_watch_ends_when_its_token_is_revoked(gateway, client):
+    token = gateway.add_token("watcher", "read")
+    w = openhal.Watch(lambda: openhal.connect(gateway.tcp, token, timeout=WAIT), devices=["sim.led"])
+    try:
+        client.write("sim.led", True)
+        assert w.next(WAIT).value is True
+        gateway.revoke_token("watcher")  # its connection is closed; a new one is refused
+        with pytest.raises(errors.Unauthorized):
+            w.next(WAIT)
+        assert w.next(0.1) is None  # and the Watch is over
+    finally:
+        w.close()
