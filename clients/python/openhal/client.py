@@ -35,8 +35,9 @@ class _Pending:
 
 def connect(url: str, token: str, *, fingerprint: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT,
             client_name: str = "openhal-python", client_version: str = __version__) -> "Client":
-    """Connects to the Hub at url (tcp://, tls://, unix://) and goes
-    through the lifecycle (hal/initialize, then hal/initialized).
+    """Connects to the Hub at url (tcp://, tls://, unix://, ws://, wss://)
+    and goes through the lifecycle (hal/initialize, then hal/initialized,
+    which a hal/ping makes sure the Hub has taken).
 
     timeout bounds the connection and is every call's default. A Hub that
     answers a protocol version other than 0.1 is left (VersionMismatch).
@@ -85,6 +86,10 @@ class Client:
             raise VersionMismatch("the Hub speaks OpenHAL %s; this client speaks %s"
                                   % (self.init.protocol_version, PROTOCOL_VERSION))
         self.notify("hal/initialized")
+        # The Hub sends nothing before it has taken hal/initialized (seed
+        # 3.1.1, 4); a ping behind it returns once it has, so that whatever
+        # happens after connect() returns reaches subscribe()'s queues.
+        self.ping()
 
     # -- the wire ---------------------------------------------------------
 

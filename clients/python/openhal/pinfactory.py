@@ -393,6 +393,8 @@ class OpenHALPin(Pin):
         old = self._value
         self._value = v.value
         cb = self._when_changed
+        if v.initial:
+            return  # the level when the watch began: no edge, as on a Pi
         if cb is None or self._desc.kind != "gpio.input" or bool(old) == bool(v.value):
             return
         state = int(bool(v.value) != (self._pull == "up"))

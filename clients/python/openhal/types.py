@@ -53,8 +53,11 @@ class Value:
     ``seq`` is absent (None) for a token limited to some devices; ``dev_seq``
     is the device's own count in this run of the gateway. In a Watch,
     ``missed`` counts the values of this device that were never seen before
-    this one (a coalesced queue, or a reconnection), and ``restarted`` says
-    the gateway restarted since the last value (its counts began again).
+    this one (a coalesced queue, or a reconnection), ``restarted`` says
+    the gateway restarted since the last value (its counts began again),
+    ``reconnected`` that it was read after a lost connection, and
+    ``initial`` that it is the value the device held when the Watch
+    started (read then, not a change).
     """
 
     device: str
@@ -65,6 +68,7 @@ class Value:
     missed: int = 0
     restarted: bool = False
     reconnected: bool = False
+    initial: bool = False
 
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "Value":

@@ -23,7 +23,8 @@ _FIRST_DELAY = 0.05
 
 
 class Watch:
-    """Values of the devices named (all visible ones when None).
+    """Values of the devices named (all visible ones when None): first the
+    value each readable one holds (``initial``), then every change.
 
     ``connect`` makes a new connected Client; the Watch uses it at start
     and after each lost connection, with a growing delay (up to
@@ -59,12 +60,15 @@ class Watch:
             self._last.clear()
         self._boot = boot
         self._client = c
-        if reconnected:
-            self._catch_up(c, restarted)
+        self._catch_up(c, reconnected, restarted)
 
-    def _catch_up(self, c: Client, restarted: bool) -> None:
-        """After a reconnection: reads each watched readable device, taking
-        the value held (maxAgeMs large), and passes on what it had not seen."""
+    def _catch_up(self, c: Client, reconnected: bool, restarted: bool) -> None:
+        """Reads each watched readable device, taking the value held
+        (maxAgeMs large), and passes on what it had not seen: at the start
+        the values held (initial), after a reconnection the ones that
+        changed while it was away. It reads after subscribing, so nothing
+        falls between the two: a value is either read or notified (and
+        passed on once, by its devSeq)."""
         ids = sorted(self._want) if self._want is not None else [d.id for d in c.devices() if d.readable()]
         for dev in ids:
             try:
@@ -75,7 +79,7 @@ class Watch:
                 if e.reason == "no_value":
                     continue
                 raise
-            v.reconnected, v.restarted = True, restarted
+            v.reconnected, v.restarted, v.initial = reconnected, restarted, not reconnected
             self._take(v)
 
     def _take(self, v: Value) -> None:

@@ -161,9 +161,11 @@ def test_watch_tells_missed_values(gateway, client):
     proxy = Proxy(gateway.tcp_port)
     w = openhal.Watch(lambda: openhal.connect(proxy.url, gateway.admin_token, timeout=WAIT), devices=["sim.led"])
     try:
+        v = w.next(WAIT)
+        assert (v.device, v.value, v.initial, v.missed) == ("sim.led", False, True, 0)
         client.write("sim.led", True)
         v = w.next(WAIT)
-        assert v.device == "sim.led" and v.value is True and v.missed == 0
+        assert (v.value, v.initial, v.missed) == (True, False, 0)
         proxy.pause()
         for value in (False, True, False):
             last = client.write("sim.led", value)
@@ -209,6 +211,8 @@ def test_watch_ends_when_its_token_is_revoked(gateway, client):
     token = gateway.add_token("watcher", "read")
     w = openhal.Watch(lambda: openhal.connect(gateway.tcp, token, timeout=WAIT), devices=["sim.led"])
     try:
+        v = w.next(WAIT)
+        assert (v.value, v.initial) == (False, True)
         client.write("sim.led", True)
         assert w.next(WAIT).value is True
         gateway.revoke_token("watcher")  # its connection is closed; a new one is refused

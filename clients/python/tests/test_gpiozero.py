@@ -30,14 +30,17 @@ def factory(gateway, client):
 
 def test_led_blinks_sim_led(client, factory):
     w = openhal.Watch(lambda: client, devices=["sim.led"], reconnect=False)
+    assert w.next(WAIT).initial
+    seen = [False]
     led = LED(17)
     led.blink(on_time=0.02, off_time=0.02, n=3, background=False)
-    seen = []
-    while len(seen) < 7:
+    while len(seen) < 8:
         v = w.next(WAIT)
         assert v is not None, seen
         seen.append(v.value)
-    assert seen == [False] + [True, False] * 3  # LED(17) starts off, as gpiozero's LED does
+    # The value held when the watch began, LED(17) starting off as
+    # gpiozero's LED does, then the blinks.
+    assert seen == [False, False] + [True, False] * 3
     assert led.pin.device == "sim.led"
     led.close()
 
@@ -45,10 +48,9 @@ def test_led_blinks_sim_led(client, factory):
 def test_button_fires_when_pressed(client, factory):
     pressed, released = threading.Event(), threading.Event()
     button = Button(27)
-    button.when_pressed = pressed.set
+    button.when_pressed = pressed.set  # starts the edges' watch, subscribed when this returns
     button.when_released = released.set
     assert not button.is_pressed
-    factory._watch.client.ping()  # the edges' watch is connected: the press cannot come before it
     client.write("sim.button", True)  # the outside world presses (an admin may, on the sim board)
     assert pressed.wait(WAIT)
     assert button.is_pressed
