@@ -111,6 +111,7 @@ class OpenHALFactory(Factory):
         self._watch: Optional[Watch] = None
         self._watch_thread: Optional[threading.Thread] = None
         self._refused: Optional[GatewayRefused] = None
+        self._hooked = False
         self._prev_sigint: Any = None
         self.client()  # fail at once when the gateway cannot be reached
         if stop_script:
@@ -127,6 +128,7 @@ class OpenHALFactory(Factory):
         if threading.current_thread() is not threading.main_thread():
             return  # signal handlers belong to the main thread
         self._prev_sigint = signal.signal(signal.SIGINT, self._on_sigint)
+        self._hooked = True
 
     def _on_sigint(self, signum: int, frame: Any) -> None:
         err, self._refused = self._refused, None
@@ -136,11 +138,11 @@ class OpenHALFactory(Factory):
         if callable(prev):
             prev(signum, frame)
         elif prev != signal.SIG_IGN:
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt  # SIG_DFL, or a handler not set from Python
 
     def _refused_in_thread(self, err: "GatewayRefused") -> None:
         """Called with a refusal raised outside the main thread."""
-        if self._prev_sigint is None or threading.current_thread() is threading.main_thread():
+        if not self._hooked or threading.current_thread() is threading.main_thread():
             return
         if self._refused is None:
             self._refused = err
@@ -231,9 +233,10 @@ class OpenHALFactory(Factory):
             w.close()
         if c is not None:
             c.close()
-        if self._prev_sigint is not None and threading.current_thread() is threading.main_thread():
-            signal.signal(signal.SIGINT, self._prev_sigint)
-            self._prev_sigint = None
+        if self._hooked and threading.current_thread() is threading.main_thread():
+            prev = self._prev_sigint
+            signal.signal(signal.SIGINT, prev if prev is not None else signal.default_int_handler)
+            self._hooked = False
         super().close()
 
 

@@ -1,6 +1,7 @@
 """gpiozero scripts, unchanged, on the gateway's sim board through the pin factory."""
 
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -186,3 +187,15 @@ def test_stop_ends_a_waiting_script(gateway, client):
     last = err.strip().splitlines()[-1]
     assert last.startswith("openhal.pinfactory.GatewayRefused: ") and "(-32006, stopped)" in last, err
     assert "KeyboardInterrupt" not in err and "pressed" not in out
+
+
+def test_ctrl_c_still_interrupts(gateway):
+    """The factory's SIGINT handler passes a real Ctrl-C on, and close()
+    puts the handler before it back."""
+    before = signal.getsignal(signal.SIGINT)
+    f = OpenHALFactory(gateway.tcp, gateway.admin_token, timeout=WAIT)
+    assert signal.getsignal(signal.SIGINT) == f._on_sigint
+    with pytest.raises(KeyboardInterrupt):
+        signal.raise_signal(signal.SIGINT)
+    f.close()
+    assert signal.getsignal(signal.SIGINT) == before
