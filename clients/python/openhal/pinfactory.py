@@ -133,19 +133,20 @@ class OpenHALFactory(Factory):
     def _on_sigint(self, signum: int, frame: Any) -> None:
         err, self._refused = self._refused, None
         if err is not None:
-            raise err
+            raise err from None  # its own copy: the thread printed the rest
         prev = self._prev_sigint
         if callable(prev):
             prev(signum, frame)
         elif prev != signal.SIG_IGN:
             raise KeyboardInterrupt  # SIG_DFL, or a handler not set from Python
 
-    def _refused_in_thread(self, err: "GatewayRefused") -> None:
-        """Called with a refusal raised outside the main thread."""
+    def _refused_in_thread(self, pin: str, what: str, err: HubError) -> None:
+        """Called with a refusal about to be raised, in any thread; outside
+        the main one, a copy of it goes to the main thread."""
         if not self._hooked or threading.current_thread() is threading.main_thread():
             return
         if self._refused is None:
-            self._refused = err
+            self._refused = GatewayRefused(pin, what, err)
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
 
     def _connect(self) -> Client:
@@ -287,9 +288,8 @@ class OpenHALPin(Pin):
         try:
             return fn(self._factory.client())
         except HubError as e:
-            refused = GatewayRefused(repr(self), what, e)
-            self._factory._refused_in_thread(refused)
-            raise refused from e
+            self._factory._refused_in_thread(repr(self), what, e)
+            raise GatewayRefused(repr(self), what, e) from e
         except OpenHALError as e:
             raise GatewayUnreachable("%r: %s: %s" % (self, what, e)) from e
 
