@@ -52,6 +52,11 @@ class GatewayRefused(PinError, HubError):
 
     def __init__(self, pin: str, what: str, err: HubError):
         HubError.__init__(self, err.code, "%s: the gateway refused the %s: %s" % (pin, what, err.message), err.data)
+        self.pin, self.what, self.hub_error = pin, what, err
+
+    def copy(self) -> "GatewayRefused":
+        """The same refusal as a new exception, without this one's frames."""
+        return GatewayRefused(self.pin, self.what, self.hub_error)
 
 
 class GatewayUnreachable(PinError):
@@ -113,6 +118,7 @@ class OpenHALFactory(Factory):
         self._refused: Optional[GatewayRefused] = None
         self._hooked = False
         self._prev_sigint: Any = None
+        self._prev_excepthook: Any = None
         self.client()  # fail at once when the gateway cannot be reached
         if stop_script:
             self._hook_sigint()
@@ -120,15 +126,29 @@ class OpenHALFactory(Factory):
     # A write refused in one of gpiozero's threads (a blink, a callback)
     # raises there, where the script never sees it; a script waiting in
     # pause() or wait_for_press() would go on as if its LED still blinked.
-    # So the factory raises the same error in the main thread too: it
-    # sends the main thread SIGINT, whose handler (the factory's, chained
-    # to the one before it) raises the refusal instead of KeyboardInterrupt.
+    # So when such a refusal ends a thread (threading.excepthook, after the
+    # thread's traceback is printed) or a callback of the edges, the
+    # factory sends the main thread SIGINT, whose handler (the factory's,
+    # chained to the one before it) raises the refusal there instead of
+    # KeyboardInterrupt. A refusal the script catches in its thread stays
+    # there.
 
     def _hook_sigint(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return  # signal handlers belong to the main thread
         self._prev_sigint = signal.signal(signal.SIGINT, self._on_sigint)
+        self._prev_excepthook = threading.excepthook
+        threading.excepthook = self._on_thread_exception
         self._hooked = True
+
+    def _unhook_sigint(self) -> None:
+        if not self._hooked or threading.current_thread() is not threading.main_thread():
+            return
+        prev = self._prev_sigint
+        signal.signal(signal.SIGINT, prev if prev is not None else signal.default_int_handler)
+        if threading.excepthook == self._on_thread_exception:
+            threading.excepthook = self._prev_excepthook
+        self._hooked = False
 
     def _on_sigint(self, signum: int, frame: Any) -> None:
         err, self._refused = self._refused, None
@@ -140,13 +160,17 @@ class OpenHALFactory(Factory):
         elif prev != signal.SIG_IGN:
             raise KeyboardInterrupt  # SIG_DFL, or a handler not set from Python
 
-    def _refused_in_thread(self, pin: str, what: str, err: HubError) -> None:
-        """Called with a refusal about to be raised, in any thread; outside
-        the main one, a copy of it goes to the main thread."""
+    def _on_thread_exception(self, args: Any) -> None:
+        self._prev_excepthook(args)
+        if isinstance(args.exc_value, GatewayRefused):
+            self._stop_main(args.exc_value)
+
+    def _stop_main(self, err: "GatewayRefused") -> None:
+        """Raises a copy of err in the main thread (once)."""
         if not self._hooked or threading.current_thread() is threading.main_thread():
             return
         if self._refused is None:
-            self._refused = GatewayRefused(pin, what, err)
+            self._refused = err.copy()
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
 
     def _connect(self) -> Client:
@@ -221,8 +245,10 @@ class OpenHALFactory(Factory):
                 continue
             try:
                 p._changed(v)
-            except Exception:  # a callback's error must not end the edges
+            except Exception as e:  # a callback's error must not end the edges
                 traceback.print_exc()
+                if isinstance(e, GatewayRefused):
+                    self._stop_main(e)
 
     def close(self) -> None:
         """Ends the factory's connections; the devices keep their values
@@ -234,10 +260,7 @@ class OpenHALFactory(Factory):
             w.close()
         if c is not None:
             c.close()
-        if self._hooked and threading.current_thread() is threading.main_thread():
-            prev = self._prev_sigint
-            signal.signal(signal.SIGINT, prev if prev is not None else signal.default_int_handler)
-            self._hooked = False
+        self._unhook_sigint()
         super().close()
 
 
@@ -288,7 +311,6 @@ class OpenHALPin(Pin):
         try:
             return fn(self._factory.client())
         except HubError as e:
-            self._factory._refused_in_thread(repr(self), what, e)
             raise GatewayRefused(repr(self), what, e) from e
         except OpenHALError as e:
             raise GatewayUnreachable("%r: %s: %s" % (self, what, e)) from e

@@ -184,7 +184,10 @@ def test_stop_ends_a_waiting_script(gateway, client):
         p.kill()
         client.resume()
     assert p.returncode == 1, err
-    last = err.strip().splitlines()[-1]
+    # The blink thread's traceback, then the main thread's: the refusal.
+    thread, _, main = err.partition("Exception in thread")[2].rpartition("Traceback (most recent call last):")
+    assert "_blink_device" in thread and "wait_for_active" in main, err  # wait_for_press is wait_for_active
+    last = main.strip().splitlines()[-1]
     assert last.startswith("openhal.pinfactory.GatewayRefused: ") and "(-32006, stopped)" in last, err
     assert "KeyboardInterrupt" not in err and "pressed" not in out
 
@@ -192,10 +195,10 @@ def test_stop_ends_a_waiting_script(gateway, client):
 def test_ctrl_c_still_interrupts(gateway):
     """The factory's SIGINT handler passes a real Ctrl-C on, and close()
     puts the handler before it back."""
-    before = signal.getsignal(signal.SIGINT)
+    before, hook = signal.getsignal(signal.SIGINT), threading.excepthook
     f = OpenHALFactory(gateway.tcp, gateway.admin_token, timeout=WAIT)
     assert signal.getsignal(signal.SIGINT) == f._on_sigint
     with pytest.raises(KeyboardInterrupt):
         signal.raise_signal(signal.SIGINT)
     f.close()
-    assert signal.getsignal(signal.SIGINT) == before
+    assert signal.getsignal(signal.SIGINT) == before and threading.excepthook == hook
