@@ -1,5 +1,6 @@
 """The client's every call against the real gateway on the sim board."""
 
+import asyncio
 import socket
 import ssl
 import threading
@@ -221,3 +222,24 @@ def test_watch_ends_when_its_token_is_revoked(gateway, client):
         assert w.next(0.1) is None  # and the Watch is over
     finally:
         w.close()
+
+
+def test_asyncio_flavour(gateway):
+    from openhal import aio
+
+    async def main():
+        async with await aio.connect(gateway.tcp, gateway.admin_token, timeout=WAIT) as c:
+            assert c.init.principal["scope"] == "admin"
+            await c.ping()
+            assert (await c.write("sim.led", True)).status == "applied"
+            assert (await c.read("sim.led")).value is True
+            with pytest.raises(errors.DeviceNotFound):
+                await c.read("sim.nope")
+            values = aio.watch(lambda: openhal.connect(gateway.tcp, gateway.admin_token, timeout=WAIT), ["sim.led"])
+            first = await values.__anext__()
+            assert (first.value, first.initial) == (True, True)
+            await c.write("sim.led", False)
+            assert (await values.__anext__()).value is False
+            await values.aclose()
+
+    asyncio.run(asyncio.wait_for(main(), WAIT))
