@@ -136,6 +136,8 @@ class OpenHALFactory(Factory):
     def _hook_sigint(self) -> None:
         if threading.current_thread() is not threading.main_thread():
             return  # signal handlers belong to the main thread
+        if not hasattr(signal, "pthread_kill"):
+            return  # Windows: no way to wake the main thread; refusals stay in their thread
         self._prev_sigint = signal.signal(signal.SIGINT, self._on_sigint)
         self._prev_excepthook = threading.excepthook
         threading.excepthook = self._on_thread_exception
