@@ -204,8 +204,9 @@ test-qemu-arm64: cross
 # server both inside, halbench's table printed and written to
 # bin/bench-qemu-arm64.md. A measurement: a missed target does not fail it
 # (--no-fail), a guest that does not boot or a halbench that errors does.
-# Flags through QEMU_BENCHFLAGS (default --quick, a few minutes).
-QEMU_BENCHFLAGS ?= --quick
+# halbench's flags through QEMU_BENCHFLAGS (empty: the test's default,
+# about 3 minutes under TCG; docs/performance.md).
+QEMU_BENCHFLAGS ?=
 .PHONY: bench-qemu
 bench-qemu:
 	mkdir -p $(CROSS_DIR)
