@@ -147,10 +147,15 @@ func exitStatus(out string) (int, error) {
 }
 
 // benchHeader says where the figures come from: the emulated board, the
-// host under it and halbench's flags.
+// host under it, its load when halbench ended (the vCPUs are host
+// threads: a loaded host slows the guest) and halbench's flags.
 func benchHeader(flags []string) string {
+	load := "unknown"
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
 	return fmt.Sprintf("## halbench in the arm64 QEMU guest\n\n"+
 		"Guest: `qemu-system-aarch64 %s` (TCG: every guest instruction emulated), Debian's arm64 kernel, busybox; "+
-		"hub and echo server both in the guest. Host: %s/%s, %d CPUs. halbench flags: `%s`.\n\n",
-		strings.Join(guestMachine(), " "), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), strings.Join(flags, " "))
+		"hub and echo server both in the guest. Host: %s/%s, %d CPUs, load average %s at the end. halbench flags: `%s`.\n\n",
+		strings.Join(guestMachine(), " "), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), load, strings.Join(flags, " "))
 }
