@@ -151,7 +151,7 @@ func exitStatus(out string) (int, error) {
 // threads: a loaded host slows the guest) and halbench's flags.
 func benchHeader(flags []string) string {
 	load := "unknown"
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil && len(strings.Fields(string(b))) >= 3 {
 		load = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
 	return fmt.Sprintf("## halbench in the arm64 QEMU guest\n\n"+
