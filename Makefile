@@ -216,6 +216,23 @@ test-qemu-arm64: cross
 	bash systemtest/qemu/arm64/assets.sh >/dev/null
 	GATEWAY_QEMU=1 $(GO) test -count=1 -v ./systemtest/qemu/arm64
 
+# The load tool on the Pi's cores (issue 17): the arm64 gateway and the
+# arm64 halbench in the arm64 guest above (2 vCPUs under TCG), hub and echo
+# server both inside, halbench's table printed and written to
+# bin/bench-qemu-arm64.md. A measurement: a missed target does not fail it
+# (--no-fail), a guest that does not boot or a halbench that errors does.
+# halbench's flags through QEMU_BENCHFLAGS (empty: the test's default,
+# about 3 minutes under TCG; docs/performance.md).
+QEMU_BENCHFLAGS ?=
+.PHONY: bench-qemu
+bench-qemu:
+	mkdir -p $(CROSS_DIR)
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(CROSS_DIR)/gateway-linux-arm64 ./cmd/gateway
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '-s -w' -o $(CROSS_DIR)/halbench-linux-arm64 ./cmd/halbench
+	bash systemtest/qemu/arm64/assets.sh >/dev/null
+	GATEWAY_QEMU_BENCH=1 GATEWAY_QEMU_BENCHFLAGS='$(QEMU_BENCHFLAGS)' GATEWAY_QEMU_BENCH_OUT=$(CURDIR)/bin/bench-qemu-arm64.md \
+		$(GO) test -count=1 -v -timeout 40m -run '^TestHalbenchOnArm64$$' ./systemtest/qemu/arm64
+
 # The real-kernel test (issue 8): both guests; each prints N passed, N failed.
 .PHONY: test-qemu
 test-qemu: test-qemu-arm64 test-qemu-armhf
