@@ -1,0 +1,129 @@
+package announce
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+
+	"github.com/godbus/dbus/v5"
+	"github.com/holoplot/go-avahi"
+)
+
+// viaAvahi publishes through avahi-daemon's D-Bus API: one entry group
+// for all the services. D-Bus rather than a file under
+// /etc/avahi/services: the TXT record carries the fingerprint of a
+// certificate the gateway may make at its first start, which no file the
+// package installs can know, the gateway's user may not write that
+// folder, and avahi withdraws an entry group by itself when the gateway's
+// bus connection ends, a crash included.
+type viaAvahi struct {
+	mu     sync.Mutex
+	server *avahi.Server
+	group  *avahi.EntryGroup
+}
+
+// Avahi's "any interface" and "any protocol".
+const (
+	avahiIfaceUnspec = -1
+	avahiProtoUnspec = -1
+)
+
+// NewAvahi connects to avahi-daemon on the system bus
+// ($DBUS_SYSTEM_BUS_ADDRESS, else the standard socket), and fails when
+// there is no bus or no avahi on it.
+func NewAvahi() (Publisher, error) {
+	conn, err := dbus.ConnectSystemBus()
+	if err != nil {
+		return nil, fmt.Errorf("connect to the system D-Bus: %w", err)
+	}
+	var owned bool
+	if err := conn.BusObject().Call("org.freedesktop.DBus.NameHasOwner", 0, "org.freedesktop.Avahi").Store(&owned); err != nil || !owned {
+		conn.Close()
+		if err == nil {
+			err = fmt.Errorf("avahi-daemon is not on the system bus")
+		}
+		return nil, fmt.Errorf("find avahi-daemon: %w", err)
+	}
+	server, err := avahi.ServerNew(conn)
+	if err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("connect to avahi-daemon: %w", err)
+	}
+	return &viaAvahi{server: server}, nil
+}
+
+func (a *viaAvahi) Name() string { return "avahi" }
+
+// Publish replaces the entry group's services with svcs.
+func (a *viaAvahi) Publish(_ context.Context, svcs []Service) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.group == nil {
+		g, err := a.server.EntryGroupNew()
+		if err != nil {
+			return fmt.Errorf("avahi: new entry group: %w", err)
+		}
+		a.group = g
+	} else if err := a.group.Reset(); err != nil {
+		return fmt.Errorf("avahi: withdraw services: %w", err)
+	}
+	if len(svcs) == 0 {
+		return nil
+	}
+	for _, s := range svcs {
+		if err := a.group.AddService(avahiIface(s), avahiProtoUnspec, 0, s.Name, s.Type, "local", "", uint16(s.Port), txtRecord(s.Text)); err != nil {
+			return fmt.Errorf("avahi: add %s %q: %w", s.Type, s.Name, err)
+		}
+	}
+	if err := a.group.Commit(); err != nil {
+		return fmt.Errorf("avahi: commit services: %w", err)
+	}
+	return nil
+}
+
+// Close withdraws the services and leaves the bus.
+func (a *viaAvahi) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var err error
+	if a.group != nil {
+		err = a.group.Reset()
+		a.server.EntryGroupFree(a.group)
+		a.group = nil
+	}
+	a.server.Close()
+	if err != nil {
+		return fmt.Errorf("avahi: withdraw services: %w", err)
+	}
+	return nil
+}
+
+// avahiIface is the interface index of a service bound to one address.
+func avahiIface(s Service) int32 {
+	names := interfacesOf(s.Addr)
+	if len(names) == 0 {
+		return avahiIfaceUnspec
+	}
+	ifc, err := net.InterfaceByName(names[0])
+	if err != nil {
+		return avahiIfaceUnspec
+	}
+	return int32(ifc.Index)
+}
+
+// txtRecord is t as DNS-SD's key=value strings, sorted for a stable
+// record.
+func txtRecord(t map[string]string) [][]byte {
+	keys := make([]string, 0, len(t))
+	for k := range t {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	out := make([][]byte, 0, len(keys))
+	for _, k := range keys {
+		out = append(out, []byte(k+"="+t[k]))
+	}
+	return out
+}
