@@ -89,7 +89,10 @@ func Watch(ctx context.Context, browse Browser, fn func(Event)) error {
 		}()
 	}
 	// The first failure, when the browse did not just end with ctx.
-	err := cmp.Or(<-errs, <-errs)
+	err, err2 := <-errs, <-errs
+	if err == nil {
+		err = err2
+	}
 	if err == nil || ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return nil
 	}
