@@ -9,12 +9,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/brutella/dnssd"
 
@@ -49,10 +51,50 @@ type Event struct {
 // production, a fake in tests.
 type Browser func(ctx context.Context, service string, add, rmv func(dnssd.BrowseEntry)) error
 
-// LookupType browses with github.com/brutella/dnssd, quietly.
+// queries is how many times LookupType asks.
+const queries = 5
+
+// LookupType browses with github.com/brutella/dnssd, quietly. The library
+// asks once, and a responder that answered the same question less than a
+// second before stays silent (RFC 6762 §6: avahi does), so a browse
+// started just after another would hear nothing: a new browse asks again
+// after 1 s, 2 s, 4 s and 8 s, while the earlier ones go on listening
+// (for goodbyes too). The same service may so be heard more than once;
+// Watch reports it once.
 func LookupType(ctx context.Context, service string, add, rmv func(dnssd.BrowseEntry)) error {
 	announce.Quiet()
-	return dnssd.LookupType(ctx, service, add, rmv)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, queries)
+	ask := func() {
+		go func() { errs <- dnssd.LookupType(ctx, service, add, rmv) }()
+	}
+	ask()
+	asked, running := 1, 1
+	delay := time.Second
+	timer := time.NewTimer(delay)
+	defer timer.Stop()
+	var first error
+	for running > 0 {
+		select {
+		case err := <-errs:
+			running--
+			if first == nil && ctx.Err() == nil {
+				first = err
+				cancel() // a browse that fails by itself: the others would too
+			}
+		case <-timer.C:
+			if asked < queries && ctx.Err() == nil {
+				ask()
+				asked, running, delay = asked+1, running+1, 2*delay
+				timer.Reset(delay)
+			}
+		}
+	}
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
 }
 
 // Watch browses until ctx ends and calls fn with the gateway, as known so
@@ -70,9 +112,13 @@ func Watch(ctx context.Context, browse Browser, fn func(Event)) error {
 			known[e.Name] = svcs
 		}
 		typ := strings.TrimSuffix(e.Type, ".")
-		if gone {
+		old, had := svcs[typ]
+		switch {
+		case gone && !had, !gone && had && sameEntry(old, e):
+			return // heard again: told already
+		case gone:
 			delete(svcs, typ)
-		} else {
+		default:
 			svcs[typ] = e
 		}
 		if len(svcs) == 0 {
@@ -151,6 +197,12 @@ func Find(ctx context.Context, browse Browser, name string) (Gateway, error) {
 		return Gateway{}, err
 	}
 	return Gateway{}, ErrNotFound
+}
+
+// sameEntry reports whether b says what a said.
+func sameEntry(a, b dnssd.BrowseEntry) bool {
+	return a.Port == b.Port && a.Host == b.Host && maps.Equal(a.Text, b.Text) &&
+		slices.EqualFunc(a.IPs, b.IPs, func(x, y net.IP) bool { return x.Equal(y) })
 }
 
 // gatewayOf merges a gateway's services.

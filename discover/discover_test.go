@@ -114,3 +114,27 @@ func TestBrowseFailure(t *testing.T) {
 		t.Errorf("err = %v", err)
 	}
 }
+
+func TestWatchTellsOnce(t *testing.T) {
+	// Two browses hear the same service, as LookupType's repeated
+	// questions do, and both hear its goodbye.
+	twice := func(ctx context.Context, service string, add, rmv func(dnssd.BrowseEntry)) error {
+		for _, e := range benchEntries[:1] {
+			if e.Type+".local." == service {
+				add(e)
+				add(e)
+				rmv(e)
+				rmv(e)
+			}
+		}
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	var got []string
+	err := Watch(ctx, twice, func(e Event) { got = append(got, map[bool]string{false: "+", true: "-"}[e.Gone]+e.Gateway.Name) })
+	if err != nil || !reflect.DeepEqual(got, []string{"+bench", "-bench"}) {
+		t.Errorf("events %q, %v; want +bench, -bench", got, err)
+	}
+}

@@ -16,21 +16,32 @@ import (
 )
 
 // cmdDiscover is `gateway discover`: the gateways that announce
-// themselves on the LAN (DNS-SD over multicast DNS), heard for --timeout.
+// themselves on the LAN (DNS-SD over multicast DNS), heard for --timeout;
+// with --watch, each as it comes and goes, until interrupted.
 func cmdDiscover(args []string, stdout, _ io.Writer) error {
-	fs := newFlagSet("discover", "[--json] [--timeout DURATION]")
-	asJSON := fs.Bool("json", false, "machine-readable output: a JSON array of gateways")
-	timeout := fs.Duration("timeout", 3*time.Second, "how long to listen for answers")
+	fs := newFlagSet("discover", "[--json] [--timeout DURATION] [--watch]")
+	asJSON := fs.Bool("json", false, "machine-readable output: a JSON array of gateways (with --watch: one event a line)")
+	timeout := fs.Duration("timeout", 3*time.Second, "how long to listen for answers (with --watch: 0, until interrupted)")
+	watch := fs.Bool("watch", false, "print gateways as they are heard and withdrawn")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if *timeout <= 0 {
+	if *watch && !flagSet(fs, "timeout") {
+		*timeout = 0
+	}
+	if *timeout < 0 || *timeout == 0 && !*watch {
 		return usagef(fs, "--timeout must be positive, got %s", *timeout)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	ctx, cancel := context.WithTimeout(ctx, *timeout)
-	defer cancel()
+	if *timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, *timeout)
+		defer cancel()
+	}
+	if *watch {
+		return discover.Watch(ctx, discover.LookupType, func(e discover.Event) { printEvent(stdout, e, *asJSON) })
+	}
 	gws, err := discover.List(ctx, discover.LookupType)
 	if err != nil {
 		return err
@@ -64,4 +75,24 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printEvent writes one --watch line: "+ NAME URLS" for a gateway heard
+// (again when what it announces changed), "- NAME" for one withdrawn, or
+// the event as JSON.
+func printEvent(w io.Writer, e discover.Event, asJSON bool) {
+	if asJSON {
+		b, _ := json.Marshal(struct {
+			Gone    bool             `json:"gone"`
+			Gateway discover.Gateway `json:"gateway"`
+		}{e.Gone, e.Gateway})
+		fmt.Fprintf(w, "%s\n", b)
+		return
+	}
+	if e.Gone {
+		fmt.Fprintf(w, "- %s\n", e.Gateway.Name)
+		return
+	}
+	g := e.Gateway
+	fmt.Fprintf(w, "+ %s %s level=%s fingerprint=%s\n", g.Name, strings.Join(g.URLs, " "), g.Level, dash(g.Fingerprint))
 }
