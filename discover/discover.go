@@ -104,6 +104,11 @@ func Watch(ctx context.Context, browse Browser, fn func(Event)) error {
 	var mu sync.Mutex
 	known := map[string]map[string]dnssd.BrowseEntry{} // name -> type -> entry
 	update := func(e dnssd.BrowseEntry, gone bool) {
+		if !gone && e.Text[announce.KeyID] == "" {
+			// Heard before its TXT record (a probe's proposed records):
+			// the next question hears the whole service.
+			return
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		svcs := known[e.Name]
@@ -172,8 +177,14 @@ func List(ctx context.Context, browse Browser) ([]Gateway, error) {
 // ErrNotFound is Find's answer when no gateway of that name answered.
 var ErrNotFound = errors.New("no gateway of that name answered on the LAN")
 
+// settle is how long Find waits, once it heard one of a gateway's
+// services, for the other: they answer separate questions asked at once,
+// and which URL is dialled should not depend on which answer came first.
+const settle = 500 * time.Millisecond
+
 // Find browses until a gateway whose name (case aside) or id is name is
-// heard with at least one URL, or ctx ends.
+// heard with both its services, or with one and nothing more for settle,
+// or ctx ends.
 func Find(ctx context.Context, browse Browser, name string) (Gateway, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -183,8 +194,14 @@ func Find(ctx context.Context, browse Browser, name string) (Gateway, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		g := e.Gateway
-		if !e.Gone && got == nil && (strings.EqualFold(g.Name, name) || g.ID == name) && len(g.URLs) > 0 {
-			got = &g
+		if e.Gone || !(strings.EqualFold(g.Name, name) || g.ID == name) || len(g.URLs) == 0 {
+			return
+		}
+		if got == nil {
+			time.AfterFunc(settle, cancel)
+		}
+		got = &g
+		if len(g.URLs) == 2 {
 			cancel()
 		}
 	})

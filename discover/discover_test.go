@@ -138,3 +138,15 @@ func TestWatchTellsOnce(t *testing.T) {
 		t.Errorf("events %q, %v; want +bench, -bench", got, err)
 	}
 }
+
+func TestWatchWaitsForTheTXTRecord(t *testing.T) {
+	bare := benchEntries[1]
+	bare.Text = map[string]string{}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	var got []Gateway
+	err := Watch(ctx, fakeBrowser([]dnssd.BrowseEntry{bare, benchEntries[1]}), func(e Event) { got = append(got, e.Gateway) })
+	if err != nil || len(got) != 1 || got[0].ID != "abc" {
+		t.Errorf("events %+v, %v; want bench once, with its id", got, err)
+	}
+}
