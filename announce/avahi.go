@@ -3,6 +3,7 @@ package announce
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"net"
 	"slices"
 	"sync"
@@ -19,9 +20,13 @@ import (
 // folder, and avahi withdraws an entry group by itself when the gateway's
 // bus connection ends, a crash included.
 type viaAvahi struct {
+	log    *slog.Logger
 	mu     sync.Mutex
 	server *avahi.Server
 	group  *avahi.EntryGroup
+	svcs   []Service     // as published, renamed after a collision
+	done   chan struct{} // closed by Close: ends follow
+	wg     sync.WaitGroup
 }
 
 // Avahi's "any interface" and "any protocol".
@@ -33,7 +38,7 @@ const (
 // NewAvahi connects to avahi-daemon on the system bus
 // ($DBUS_SYSTEM_BUS_ADDRESS, else the standard socket), and fails when
 // there is no bus or no avahi on it.
-func NewAvahi() (Publisher, error) {
+func NewAvahi(log *slog.Logger) (Publisher, error) {
 	conn, err := dbus.ConnectSystemBus()
 	if err != nil {
 		return nil, fmt.Errorf("connect to the system D-Bus: %w", err)
@@ -51,7 +56,7 @@ func NewAvahi() (Publisher, error) {
 		conn.Close()
 		return nil, fmt.Errorf("connect to avahi-daemon: %w", err)
 	}
-	return &viaAvahi{server: server}, nil
+	return &viaAvahi{log: log, server: server, done: make(chan struct{})}, nil
 }
 
 func (a *viaAvahi) Name() string { return "avahi" }
@@ -66,13 +71,22 @@ func (a *viaAvahi) Publish(_ context.Context, svcs []Service) error {
 			return fmt.Errorf("avahi: new entry group: %w", err)
 		}
 		a.group = g
-	} else if err := a.group.Reset(); err != nil {
+		a.wg.Add(1)
+		go a.follow(g)
+	}
+	a.svcs = slices.Clone(svcs)
+	return a.commit()
+}
+
+// commit puts a.svcs in the entry group in place of what it held.
+func (a *viaAvahi) commit() error {
+	if err := a.group.Reset(); err != nil {
 		return fmt.Errorf("avahi: withdraw services: %w", err)
 	}
-	if len(svcs) == 0 {
+	if len(a.svcs) == 0 {
 		return nil
 	}
-	for _, s := range svcs {
+	for _, s := range a.svcs {
 		if err := a.group.AddService(avahiIface(s), avahiProtoUnspec, 0, s.Name, s.Type, "local", "", uint16(s.Port), txtRecord(s.Text)); err != nil {
 			return fmt.Errorf("avahi: add %s %q: %w", s.Type, s.Name, err)
 		}
@@ -83,8 +97,52 @@ func (a *viaAvahi) Publish(_ context.Context, svcs []Service) error {
 	return nil
 }
 
+// follow reads the entry group's states until Close. Avahi withdraws a
+// group whose name another host holds and leaves the choice of another
+// to us: the name avahi proposes ("bench #2"), as its own tools do.
+func (a *viaAvahi) follow(g *avahi.EntryGroup) {
+	defer a.wg.Done()
+	for {
+		select {
+		case <-a.done:
+			return
+		case st := <-g.StateChangeChannel:
+			switch st.State {
+			case avahi.EntryGroupCollision:
+				a.rename()
+			case avahi.EntryGroupFailure:
+				a.log.Error("announce: avahi withdrew the services", "err", st.Error)
+			}
+		}
+	}
+}
+
+// rename takes avahi's alternative to the name in use and publishes again.
+func (a *viaAvahi) rename() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.svcs) == 0 {
+		return
+	}
+	old := a.svcs[0].Name
+	alt, err := a.server.GetAlternativeServiceName(old)
+	if err != nil {
+		a.log.Error("announce: the name is taken on the LAN and avahi proposed no other", "name", old, "err", err)
+		return
+	}
+	for i := range a.svcs {
+		a.svcs[i].Name = alt
+	}
+	a.log.Warn("announce: the name is taken on the LAN; announced under another", "name", old, "now", alt)
+	if err := a.commit(); err != nil {
+		a.log.Error("announce: not announced", "via", "avahi", "err", err)
+	}
+}
+
 // Close withdraws the services and leaves the bus.
 func (a *viaAvahi) Close() error {
+	close(a.done)
+	a.wg.Wait()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	var err error

@@ -24,7 +24,7 @@ func New(mode string, log *slog.Logger) (Publisher, error) {
 	case ModeBuiltin:
 		return NewBuiltin(log), nil
 	case ModeAvahi, ModeAuto:
-		p, err := NewAvahi()
+		p, err := NewAvahi(log)
 		if err == nil {
 			return p, nil
 		}

@@ -166,3 +166,25 @@ func equalJSON(a, b any) bool {
 	jb, _ := json.Marshal(b)
 	return slices.Equal(ja, jb)
 }
+
+// Two gateways named alike, each beside its own avahi-daemon: the later
+// one takes avahi's other name, and both are found.
+func TestBinaryLANNameTakenThroughAvahi(t *testing.T) {
+	lan := lantest.New(t)
+	cfg := fmt.Sprintf(lanConfig, "bench", "avahi")
+	busA := lantest.StartAvahi(t, lan.A, waitLong).BusAddress
+	busB := lantest.StartAvahi(t, lan.B, waitLong).BusAddress
+	first := startLANGateway(t, lan.A, t.TempDir(), cfg, busA)
+	first.err.waitFor(t, 0, `msg=announced via=avahi name=bench `, waitLong)
+	watch := newChild("gateway discover --watch", lan.A.Command(gatewayBinary(t), "discover", "--watch", "--json"))
+	watch.cmd.Env = childEnv()
+	watch.start(t)
+	waitGatewayEvent(t, watch, false, "bench", 2)
+
+	second := startLANGateway(t, lan.B, t.TempDir(), cfg, busB)
+	second.err.waitFor(t, 0, `msg="announce: the name is taken on the LAN; announced under another" name=bench now="bench #2"`, waitLong)
+	g := waitGatewayEvent(t, watch, false, "bench #2", 2)
+	if want := []string{"wss://10.77.0.2:7752/hal", "tcp://10.77.0.2:7751"}; !slices.Equal(g.URLs, want) {
+		t.Errorf("bench #2 at %q, want %q", g.URLs, want)
+	}
+}
