@@ -25,6 +25,7 @@ type viaAvahi struct {
 	server *avahi.Server
 	group  *avahi.EntryGroup
 	svcs   []Service     // as published, renamed after a collision
+	owner  chan *dbus.Signal
 	done   chan struct{} // closed by Close: ends follow
 	wg     sync.WaitGroup
 }
@@ -51,12 +52,21 @@ func NewAvahi(log *slog.Logger) (Publisher, error) {
 		}
 		return nil, fmt.Errorf("find avahi-daemon: %w", err)
 	}
+	// avahi-daemon restarted (an upgrade) forgets our services: the bus
+	// says when its name has a new owner, and they are published again.
+	owner := make(chan *dbus.Signal, 8)
+	conn.Signal(owner)
+	if err := conn.AddMatchSignal(dbus.WithMatchInterface("org.freedesktop.DBus"), dbus.WithMatchMember("NameOwnerChanged"),
+		dbus.WithMatchArg(0, "org.freedesktop.Avahi")); err != nil {
+		conn.Close()
+		return nil, fmt.Errorf("follow avahi-daemon on the bus: %w", err)
+	}
 	server, err := avahi.ServerNew(conn)
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("connect to avahi-daemon: %w", err)
 	}
-	return &viaAvahi{log: log, server: server, done: make(chan struct{})}, nil
+	return &viaAvahi{log: log, server: server, owner: owner, done: make(chan struct{})}, nil
 }
 
 func (a *viaAvahi) Name() string { return "avahi" }
@@ -72,7 +82,7 @@ func (a *viaAvahi) Publish(_ context.Context, svcs []Service) error {
 		}
 		a.group = g
 		a.wg.Add(1)
-		go a.follow(g)
+		go a.follow()
 	}
 	a.svcs = slices.Clone(svcs)
 	return a.commit()
@@ -97,16 +107,24 @@ func (a *viaAvahi) commit() error {
 	return nil
 }
 
-// follow reads the entry group's states until Close. Avahi withdraws a
-// group whose name another host holds and leaves the choice of another
-// to us: the name avahi proposes ("bench #2"), as its own tools do.
-func (a *viaAvahi) follow(g *avahi.EntryGroup) {
+// follow reads the entry group's states and avahi's comings and goings
+// until Close. Avahi withdraws a group whose name another host holds and
+// leaves the choice of another to us: the name avahi proposes ("bench
+// #2"), as its own tools do.
+func (a *viaAvahi) follow() {
 	defer a.wg.Done()
 	for {
+		a.mu.Lock()
+		states := a.group.StateChangeChannel // a new group after a restart
+		a.mu.Unlock()
 		select {
 		case <-a.done:
 			return
-		case st := <-g.StateChangeChannel:
+		case sig := <-a.owner:
+			if newOwner(sig) {
+				a.restarted()
+			}
+		case st := <-states:
 			switch st.State {
 			case avahi.EntryGroupCollision:
 				a.rename()
@@ -115,6 +133,36 @@ func (a *viaAvahi) follow(g *avahi.EntryGroup) {
 			}
 		}
 	}
+}
+
+// newOwner reports whether sig says avahi-daemon is on the bus again
+// (NameOwnerChanged with a new owner).
+func newOwner(sig *dbus.Signal) bool {
+	if sig == nil || sig.Name != "org.freedesktop.DBus.NameOwnerChanged" || len(sig.Body) != 3 {
+		return false
+	}
+	name, _ := sig.Body[0].(string)
+	owner, _ := sig.Body[2].(string)
+	return name == "org.freedesktop.Avahi" && owner != ""
+}
+
+// restarted publishes the services again in a new entry group: the old
+// one went with the avahi-daemon that held it.
+func (a *viaAvahi) restarted() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.server.EntryGroupFree(a.group)
+	g, err := a.server.EntryGroupNew()
+	if err != nil {
+		a.log.Error("announce: avahi-daemon restarted; not announced again", "err", err)
+		return
+	}
+	a.group = g
+	if err := a.commit(); err != nil {
+		a.log.Error("announce: avahi-daemon restarted; not announced again", "err", err)
+		return
+	}
+	a.log.Info("announce: avahi-daemon restarted; announced again", "services", len(a.svcs))
 }
 
 // rename takes avahi's alternative to the name in use and publishes again.

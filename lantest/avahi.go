@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -19,6 +20,11 @@ type Avahi struct {
 	// BusAddress is the bus's address: DBUS_SYSTEM_BUS_ADDRESS for a
 	// process that should find this avahi.
 	BusAddress string
+
+	t      testing.TB
+	side   Side
+	config string
+	stop   func() // stops the running avahi-daemon
 }
 
 // NoBus is a system bus address where no bus is, for a process that must
@@ -69,22 +75,36 @@ func StartAvahi(t testing.TB, s Side, within time.Duration) *Avahi {
 	write(t, filepath.Join(dir, "avahi-daemon.conf"), fmt.Sprintf(avahiConfig, s.Iface))
 
 	bus := s.Command("dbus-daemon", "--config-file="+filepath.Join(dir, "bus.conf"), "--nofork", "--print-address")
-	addr := startUntil(t, bus, "dbus-daemon", "unix:path=", within)
-	a := &Avahi{BusAddress: strings.TrimSpace(addr)}
-
-	// /run on a tmpfs of avahi's own mount namespace (ip netns exec makes
-	// one): its pid file and socket never meet the host's avahi.
-	daemon := s.Command("sh", "-c", `mount -t tmpfs tmpfs /run && exec avahi-daemon --no-drop-root --no-chroot --no-rlimits -f "$1"`,
-		"sh", filepath.Join(dir, "avahi-daemon.conf"))
-	daemon.Env = append(os.Environ(), "DBUS_SYSTEM_BUS_ADDRESS="+a.BusAddress)
-	startUntil(t, daemon, "avahi-daemon", "Server startup complete", within)
+	addr, _ := startUntil(t, bus, "dbus-daemon", "unix:path=", within)
+	a := &Avahi{BusAddress: strings.TrimSpace(addr), t: t, side: s, config: filepath.Join(dir, "avahi-daemon.conf")}
+	a.start(within)
 	return a
 }
 
+// start starts avahi-daemon and waits until it has started up. /run is a
+// tmpfs of its own mount namespace (ip netns exec makes one): its pid
+// file and socket never meet the host's avahi.
+func (a *Avahi) start(within time.Duration) {
+	a.t.Helper()
+	daemon := a.side.Command("sh", "-c", `mount -t tmpfs tmpfs /run && exec avahi-daemon --no-drop-root --no-chroot --no-rlimits -f "$1"`,
+		"sh", a.config)
+	daemon.Env = append(os.Environ(), "DBUS_SYSTEM_BUS_ADDRESS="+a.BusAddress)
+	_, a.stop = startUntil(a.t, daemon, "avahi-daemon", "Server startup complete", within)
+}
+
+// Restart stops avahi-daemon (SIGTERM: it withdraws what it published)
+// and starts it again on the same bus, as an upgrade of the package does.
+func (a *Avahi) Restart(within time.Duration) {
+	a.t.Helper()
+	a.stop()
+	a.start(within)
+}
+
 // startUntil starts cmd, waits for a line of its output holding want and
-// returns it, and kills cmd when the test ends. The output seen is logged
-// when the test fails.
-func startUntil(t testing.TB, cmd *exec.Cmd, name, want string, within time.Duration) string {
+// returns it with a function that stops cmd (SIGTERM) and waits for its
+// end. The test's end kills cmd; the output seen is logged when the test
+// fails.
+func startUntil(t testing.TB, cmd *exec.Cmd, name, want string, within time.Duration) (string, func()) {
 	t.Helper()
 	r, w := io.Pipe()
 	cmd.Stdout, cmd.Stderr = w, w
@@ -124,20 +144,24 @@ func startUntil(t testing.TB, cmd *exec.Cmd, name, want string, within time.Dura
 			t.Logf("%s output:\n%s", name, output())
 		}
 	})
+	stop := func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		<-exited
+	}
 	select {
 	case l := <-found:
-		return l
+		return l, stop
 	case <-read:
 		select {
 		case l := <-found:
-			return l
+			return l, stop
 		default:
 		}
 		t.Fatalf("%s ended before %q:\n%s", name, want, output())
 	case <-time.After(within):
 		t.Fatalf("%s: no %q within %s:\n%s", name, want, within, output())
 	}
-	return ""
+	return "", stop
 }
 
 func write(t testing.TB, path, text string) {

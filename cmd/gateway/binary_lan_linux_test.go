@@ -58,7 +58,7 @@ func TestBinaryLANDiscover(t *testing.T) {
 			watch := newChild("gateway discover --watch", lan.B.Command(gatewayBinary(t), "discover", "--watch", "--json"))
 			watch.cmd.Env = childEnv()
 			watch.start(t)
-			found := waitGatewayEvent(t, watch, false, "Bench Pi", 2)
+			found, next := waitGatewayEvent(t, watch, 0, false, "Bench Pi", 2)
 			want := discover.Gateway{
 				Name: "Bench Pi", ID: strings.TrimSpace(string(id)), Host: found.Host, Addresses: []string{"10.77.0.1"},
 				URLs:        []string{"wss://10.77.0.1:7752/hal", "tcp://10.77.0.1:7751"},
@@ -87,7 +87,7 @@ func TestBinaryLANDiscover(t *testing.T) {
 
 			// A clean stop withdraws: the watcher hears it go.
 			g.stop(t)
-			waitGatewayEvent(t, watch, true, "Bench Pi", 0)
+			waitGatewayEvent(t, watch, next, true, "Bench Pi", 0)
 		})
 	}
 }
@@ -139,24 +139,24 @@ func startLANGateway(t *testing.T, side lantest.Side, dir, config, bus string) *
 	return readyGatewayAt(t, c, dir, "7")
 }
 
-// waitGatewayEvent waits for `discover --watch --json` to print the
-// gateway name heard with urls URLs (0: any), or gone, and returns it.
-func waitGatewayEvent(t *testing.T, watch *child, gone bool, name string, urls int) discover.Gateway {
+// waitGatewayEvent waits for `discover --watch --json` to print, from
+// its line from on, the gateway name heard with urls URLs (0: any), or
+// gone, and returns it with the index of the next line.
+func waitGatewayEvent(t *testing.T, watch *child, from int, gone bool, name string, urls int) (discover.Gateway, int) {
 	t.Helper()
 	deadline := time.Now().Add(waitLong)
-	for from := 0; ; {
+	for {
 		i, m := watch.out.waitFor(t, from, `^\{"gone":`+fmt.Sprint(gone)+`,.*\}$`, time.Until(deadline))
 		from = i + 1
-		line := m[0]
 		var e struct {
 			Gone    bool             `json:"gone"`
 			Gateway discover.Gateway `json:"gateway"`
 		}
-		if json.Unmarshal([]byte(line), &e) != nil {
-			t.Fatalf("discover --watch --json printed %q", line)
+		if json.Unmarshal([]byte(m[0]), &e) != nil {
+			t.Fatalf("discover --watch --json printed %q", m[0])
 		}
 		if e.Gateway.Name == name && (urls == 0 || len(e.Gateway.URLs) == urls) {
-			return e.Gateway
+			return e.Gateway, from
 		}
 	}
 }
@@ -179,12 +179,31 @@ func TestBinaryLANNameTakenThroughAvahi(t *testing.T) {
 	watch := newChild("gateway discover --watch", lan.A.Command(gatewayBinary(t), "discover", "--watch", "--json"))
 	watch.cmd.Env = childEnv()
 	watch.start(t)
-	waitGatewayEvent(t, watch, false, "bench", 2)
+	_, next := waitGatewayEvent(t, watch, 0, false, "bench", 2)
 
 	second := startLANGateway(t, lan.B, t.TempDir(), cfg, busB)
 	second.err.waitFor(t, 0, `msg="announce: the name is taken on the LAN; announced under another" name=bench now="bench #2"`, waitLong)
-	g := waitGatewayEvent(t, watch, false, "bench #2", 2)
+	g, _ := waitGatewayEvent(t, watch, next, false, "bench #2", 2)
 	if want := []string{"wss://10.77.0.2:7752/hal", "tcp://10.77.0.2:7751"}; !slices.Equal(g.URLs, want) {
 		t.Errorf("bench #2 at %q, want %q", g.URLs, want)
 	}
+}
+
+// avahi-daemon restarted under a running gateway (an upgrade of its
+// package): the services are published again.
+func TestBinaryLANAvahiRestarted(t *testing.T) {
+	lan := lantest.New(t)
+	av := lantest.StartAvahi(t, lan.A, waitLong)
+	g := startLANGateway(t, lan.A, t.TempDir(), fmt.Sprintf(lanConfig, "bench", "avahi"), av.BusAddress)
+	g.err.waitFor(t, 0, `msg=announced via=avahi name=bench `, waitLong)
+	watch := newChild("gateway discover --watch", lan.B.Command(gatewayBinary(t), "discover", "--watch", "--json"))
+	watch.cmd.Env = childEnv()
+	watch.start(t)
+	_, next := waitGatewayEvent(t, watch, 0, false, "bench", 2)
+
+	from := g.err.len()
+	av.Restart(waitLong)
+	_, next = waitGatewayEvent(t, watch, next, true, "bench", 0)
+	g.err.waitFor(t, from, `msg="announce: avahi-daemon restarted; announced again" services=2`, waitLong)
+	waitGatewayEvent(t, watch, next, false, "bench", 2)
 }
