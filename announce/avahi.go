@@ -24,7 +24,7 @@ type viaAvahi struct {
 	mu     sync.Mutex
 	server *avahi.Server
 	group  *avahi.EntryGroup
-	svcs   []Service     // as published, renamed after a collision
+	svcs   []Service // as published, renamed after a collision
 	owner  chan *dbus.Signal
 	done   chan struct{} // closed by Close: ends follow
 	wg     sync.WaitGroup
