@@ -178,9 +178,10 @@ func List(ctx context.Context, browse Browser) ([]Gateway, error) {
 var ErrNotFound = errors.New("no gateway of that name answered on the LAN")
 
 // settle is how long Find waits, once it heard one of a gateway's
-// services, for the other: they answer separate questions asked at once,
-// and which URL is dialled should not depend on which answer came first.
-const settle = 500 * time.Millisecond
+// services, for the other, so that which URL is dialled (a TLS one first)
+// does not depend on which answer came first. The built-in responder
+// registers its services one after the other, about a second apart.
+const settle = 2 * time.Second
 
 // Find browses until a gateway whose name (case aside) or id is name is
 // heard with both its services, or with one and nothing more for settle,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openhal/gateway/discover"
 	"github.com/openhal/gateway/lantest"
@@ -206,4 +209,46 @@ func TestBinaryLANAvahiRestarted(t *testing.T) {
 	_, next = waitGatewayEvent(t, watch, next, true, "bench", 0)
 	g.err.waitFor(t, from, `msg="announce: avahi-daemon restarted; announced again" services=2`, waitLong)
 	waitGatewayEvent(t, watch, next, false, "bench", 2)
+}
+
+// gateway mcp --hub NAME: the agent's resources and the approval line it
+// is given name the gateway as the LAN does, and that line works.
+func TestBinaryLANMCPByName(t *testing.T) {
+	lan := lantest.New(t)
+	dir := t.TempDir()
+	g := startLANGateway(t, lan.A, dir, fmt.Sprintf(lanConfig, "bench", "builtin"), lantest.NoBus(t))
+	_, fp := g.err.waitFor(t, 0, `transport=wss .* fingerprint=([0-9a-f]{64})`, waitLong)
+	from := g.err.len()
+	agent := strings.TrimSpace(gwOK(t, "token", "add", "--state-dir", dir, "--name", "agent", "--kind", "agent", "--scope", "control_low"))
+	g.secret(agent)
+	g.err.waitFor(t, from, `msg="tokens loaded" .* tokens=2$`, waitLong)
+
+	cmd := lan.B.Command(gatewayBinary(t), "mcp", "--hub", "bench", "--trust-announced")
+	cmd.Env = append(childEnv(), "GATEWAY_TOKEN="+agent)
+	c := mcpOver(t, &mcp.CommandTransport{Command: cmd})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	res, err := c.ListResources(ctx, nil)
+	if err != nil || !slices.ContainsFunc(res.Resources, func(r *mcp.Resource) bool { return r.URI == "openhal://bench/bench" }) {
+		t.Fatalf("resources: %v %+v; want openhal://bench/bench", err, res)
+	}
+	r := c.call(t, "write_high_risk_device", map[string]any{"device": "sim.heater", "value": true, "reason": "by name"})
+	var p struct {
+		Confirmation struct {
+			ID      string `json:"id"`
+			Approve struct {
+				CLI string `json:"cli"`
+			} `json:"approve"`
+		} `json:"confirmation"`
+	}
+	b, _ := json.Marshal(r.StructuredContent)
+	json.Unmarshal(b, &p)
+	id := p.Confirmation.ID
+	if want := "gateway confirm approve " + id + " --hub bench --fingerprint " + fp[1]; id == "" || p.Confirmation.Approve.CLI != want {
+		t.Fatalf("pending write: %s; want the approval line %q", b, want)
+	}
+	in := []string{"ip", "netns", "exec", lan.B.NS}
+	if r := gwIn(t, in, "confirm", "approve", id, "--hub", "bench", "--fingerprint", fp[1], "--state-dir", dir); r.code != 0 {
+		t.Fatalf("the approval line: exit %d, stderr %q", r.code, r.stderr)
+	}
 }

@@ -28,6 +28,8 @@ func TestDialOf(t *testing.T) {
 		{"a bad fingerprint announced", discover.Gateway{Name: "x", URLs: []string{"tls://192.0.2.7:1"}, Fingerprint: "zz"}, false, true, "", "",
 			`gateway "x" at tls://192.0.2.7:1 announced a bad fingerprint "zz"`},
 		{"no URL", discover.Gateway{Name: "x"}, false, false, "", "", `gateway "x" announced no URL`},
+		{"TLS before plain, whatever the order", discover.Gateway{Name: "x", URLs: []string{"ws://192.0.2.7:7750/hal", "tls://192.0.2.7:7753"}, Fingerprint: fp}, false, true,
+			"tls://192.0.2.7:7753", fp, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,6 +48,24 @@ func TestIsHubURL(t *testing.T) {
 	for in, want := range map[string]bool{"ws://127.0.0.1:7750/hal": true, "unix:///run/gateway/hal.sock": true, "": true, "bench": false, "Bench Pi": false} {
 		if got := isHubURL(in); got != want {
 			t.Errorf("isHubURL(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestNameFlag(t *testing.T) {
+	fp := strings.Repeat("0f", 32)
+	tests := []struct {
+		f    clientFlags
+		want string
+	}{
+		{clientFlags{hub: "ws://192.0.2.7:7750/hal"}, ""},
+		{clientFlags{hubName: "bench", hub: "ws://192.0.2.7:7750/hal"}, "bench"},
+		{clientFlags{hubName: "Bench Pi", hub: "wss://192.0.2.7:7752/hal", fingerprint: fp}, "'Bench Pi' --fingerprint " + fp},
+		{clientFlags{hubName: "it's", hub: "ws://192.0.2.7:7750/hal"}, `'it'\''s'`},
+	}
+	for _, tt := range tests {
+		if got := tt.f.nameFlag(); got != tt.want {
+			t.Errorf("nameFlag(%q) = %q, want %q", tt.f.hubName, got, tt.want)
 		}
 	}
 }

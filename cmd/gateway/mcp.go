@@ -62,7 +62,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) error {
 		Redial:     true,
 		Gateway:    cmp.Or(f.hubName, gatewayName(f.hub)),
 		ConsoleURL: consoleOfHub(f.hub),
-		HubFlag:    cmp.Or(f.hubName, hubFlag(f.hub)),
+		HubFlag:    cmp.Or(f.nameFlag(), hubFlag(f.hub)),
 		Version:    version,
 		Logger:     log,
 	})
