@@ -26,7 +26,9 @@ func addTrustFlag(fs *flag.FlagSet, trust *bool) {
 	fs.BoolVar(trust, "trust-announced", false, "with --hub NAME of a TLS gateway: pin the certificate fingerprint the gateway announces on the LAN, unchecked, instead of giving --fingerprint")
 }
 
-func secureURL(u string) bool { return strings.HasPrefix(u, "wss://") || strings.HasPrefix(u, "tls://") }
+func secureURL(u string) bool {
+	return strings.HasPrefix(u, "wss://") || strings.HasPrefix(u, "tls://")
+}
 
 // isHubURL reports whether a --hub value is a URL rather than a name.
 func isHubURL(hub string) bool { return hub == "" || strings.Contains(hub, "://") }
