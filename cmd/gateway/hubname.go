@@ -26,6 +26,7 @@ func addTrustFlag(fs *flag.FlagSet, trust *bool) {
 	fs.BoolVar(trust, "trust-announced", false, "with --hub NAME of a TLS gateway: pin the certificate fingerprint the gateway announces on the LAN, unchecked, instead of giving --fingerprint")
 }
 
+// secureURL reports whether u is a TLS URL (wss://, tls://).
 func secureURL(u string) bool {
 	return strings.HasPrefix(u, "wss://") || strings.HasPrefix(u, "tls://")
 }
