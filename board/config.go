@@ -129,6 +129,13 @@ type HubConfig struct {
 	History HistoryConfig `yaml:"history"`
 	// MCP is the Model Context Protocol endpoint /mcp (package mcpbridge).
 	MCP MCPConfig `yaml:"mcp"`
+	// Name is the gateway's name on the LAN: the DNS-SD instance name
+	// it is announced by, and what `gateway discover` and --hub show.
+	// "" means the host name.
+	Name string `yaml:"name"`
+	// Announce says how the listeners are announced with DNS-SD over
+	// multicast DNS (package announce): auto, avahi, builtin or off.
+	Announce string `yaml:"announce"`
 }
 
 // MCPConfig is the /mcp endpoint on the HTTP and HTTPS listeners.

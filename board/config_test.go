@@ -30,6 +30,7 @@ func TestDefault(t *testing.T) {
 			AllowedOrigins: []string{},
 			History:        HistoryConfig{MaxSeries: 64},
 			MCP:            MCPConfig{IdleTimeout: 30 * time.Minute},
+			Announce:       "auto",
 		},
 		Sim:      sim.Config{MeterInterval: 5 * time.Second, PollInterval: time.Second, TemperatureThreshold: 0.1},
 		Adapters: AdaptersConfig{Enabled: []string{}, User: "gateway-adapter", Shipped: "/usr/lib/gateway/adapters"},
@@ -97,6 +98,7 @@ sim:
 				AllowedOrigins: []string{},
 				History:        HistoryConfig{MaxSeries: 64},
 				MCP:            MCPConfig{Enabled: true, IdleTimeout: 5 * time.Minute},
+				Announce:       "auto",
 			}
 			c.Sim = sim.Config{MeterInterval: 250 * time.Millisecond, PollInterval: 2 * time.Second, TemperatureThreshold: 1}
 		}},
@@ -193,6 +195,10 @@ func TestParseErrors(t *testing.T) {
 		{"wss on the http address", lis("    wss: 127.0.0.1:7750\n"), "hub.listen.wss: same address as hub.listen.http (127.0.0.1:7750)"},
 		{"tls on the tcp address", lis("    tls: 127.0.0.1:7751\n"), "hub.listen.tls: same address as hub.listen.tcp (127.0.0.1:7751)"},
 		{"tls on the wss address", lis("    wss: :7000\n    tls: :7000\n"), "hub.listen.tls: same address as hub.listen.wss (:7000)"},
+		{"announce mode", hub("  announce: bonjour\n"), `hub.announce: unknown mode "bonjour" (want auto, avahi, builtin, off)`},
+		{"name too long", hub("  name: " + strings.Repeat("n", 64) + "\n"), "hub.name: 64 bytes is longer than a DNS-SD name allows (63)"},
+		{"name with a control character", hub("  name: \"bench\\tone\"\n"), `hub.name: "bench\tone" holds a control character`},
+		{"name with a leading space", hub("  name: \" bench\"\n"), `hub.name: " bench" begins or ends with a space`},
 		{"bad unix group", lis("    unixGroup: \"gate way\"\n"), `hub.listen.unixGroup: "gate way" is not a group name`},
 		{"certificate without key", "board: sim\nhub:\n  tls: {cert: /etc/gw/cert.pem}\n", "hub.tls.key: required with hub.tls.cert (or leave both empty for a self-signed certificate)"},
 		{"key without certificate", "board: sim\nhub:\n  tls: {key: /etc/gw/key.pem}\n", "hub.tls.cert: required with hub.tls.key (or leave both empty for a self-signed certificate)"},

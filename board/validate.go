@@ -8,9 +8,12 @@ import (
 	pathpkg "path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/openhal/gateway/board/profile"
 	"github.com/openhal/gateway/board/sim"
@@ -61,6 +64,7 @@ func (c *Config) checkOn(t target, known bool) Errors {
 	v.tlsFiles(c.Hub.TLS)
 	v.allowedOrigins(c.Hub.AllowedOrigins)
 	v.duration("hub.mcp.idleTimeout", c.Hub.MCP.IdleTimeout)
+	v.announce(c.Hub.Name, c.Hub.Announce)
 	if n := c.Hub.History.MaxSeries; n < 0 || n > MaxHistorySeries {
 		v.add("hub.history.maxSeries", "must be from 0 to %d, got %d", MaxHistorySeries, n)
 	}
@@ -308,4 +312,30 @@ func matchesAnySite(p string) bool {
 		}
 	}
 	return false
+}
+
+// AnnounceModes are the values of hub.announce.
+var AnnounceModes = []string{"auto", "avahi", "builtin", "off"}
+
+// maxInstanceName is the longest DNS label, which a DNS-SD instance name
+// is (RFC 6763 §4.1.1).
+const maxInstanceName = 63
+
+// announce checks the gateway's name on the LAN and how it is announced.
+// The name is one DNS label of UTF-8 text: any character but control
+// characters, at most 63 bytes.
+func (v *validator) announce(name, mode string) {
+	switch {
+	case len(name) > maxInstanceName:
+		v.add("hub.name", "%d bytes is longer than a DNS-SD name allows (%d)", len(name), maxInstanceName)
+	case !utf8.ValidString(name):
+		v.add("hub.name", "not UTF-8 text")
+	case strings.IndexFunc(name, unicode.IsControl) >= 0:
+		v.add("hub.name", "%q holds a control character", name)
+	case name != "" && strings.TrimSpace(name) != name:
+		v.add("hub.name", "%q begins or ends with a space", name)
+	}
+	if !slices.Contains(AnnounceModes, mode) {
+		v.add("hub.announce", "unknown mode %q (want %s)", mode, strings.Join(AnnounceModes, ", "))
+	}
 }

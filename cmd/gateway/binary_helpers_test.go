@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -460,9 +461,17 @@ type result struct {
 // gw runs the gateway binary with args to the end (at most waitLong).
 func gw(t *testing.T, args ...string) result {
 	t.Helper()
+	return gwIn(t, nil, args...)
+}
+
+// gwIn is gw with the command line after prefix: `ip netns exec NS`, to
+// run it in another network namespace.
+func gwIn(t *testing.T, prefix []string, args ...string) result {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, gatewayBinary(t), args...)
+	argv := append(append(slices.Clone(prefix), gatewayBinary(t)), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = childEnv()
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -50,6 +50,11 @@ type clientFlags struct {
 	stateDir    string
 	json        bool
 	timeout     time.Duration
+
+	// hubName is the --hub NAME resolveHub (hubname.go) found, with
+	// trustAnnounced, its --trust-announced.
+	hubName        string
+	trustAnnounced bool
 }
 
 // newClientFlags returns a command's FlagSet with the common flags, and
@@ -62,7 +67,8 @@ func newClientFlags(name, synopsis string, timed bool, _ io.Writer) (*flag.FlagS
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
 		hub = h
 	}
-	fs.StringVar(&f.hub, "hub", hub, "the hub's `URL` (ws://, wss://, tcp://, tls:// or unix://; $GATEWAY_HUB sets the default)")
+	fs.StringVar(&f.hub, "hub", hub, "the hub's `URL` (ws://, wss://, tcp://, tls:// or unix://), or a gateway's name on the LAN (gateway discover); $GATEWAY_HUB sets the default")
+	addTrustFlag(fs, &f.trustAnnounced)
 	fs.StringVar(&f.token, "token", "", "the access `token` (default $GATEWAY_TOKEN, else admin.token in the state directory)")
 	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate, as its log shows at start (default $GATEWAY_FINGERPRINT)")
 	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "the gateway's state `directory`, where admin.token is")
@@ -173,6 +179,9 @@ func (f *clientFlags) options(tok string) halclient.Options {
 
 // dial connects to the hub and explains a missing or refused token.
 func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
+	if err := f.resolveHub(ctx); err != nil {
+		return nil, err
+	}
 	tok, from := f.resolveToken()
 	c, err := halclient.Dial(ctx, f.hub, f.options(tok))
 	if err == nil {
@@ -490,6 +499,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	only, err := watchFilter(fs, pos, stderr)
 	if err != nil {
+		return err
+	}
+	if err := f.resolveHub(ctx); err != nil {
 		return err
 	}
 	tok, from := f.resolveToken()

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/user"
 	"path/filepath"
@@ -19,6 +20,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openhal/gateway/announce"
 	"github.com/openhal/gateway/board"
 	"github.com/openhal/gateway/board/hardware"
 	"github.com/openhal/gateway/board/profile"
@@ -181,13 +183,15 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 		defer mcpHandler.Close()
 		httpOpt.MCP, stopMCP = mcpHandler, mcpHandler.Close
 	}
-	stopHTTP, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
+	opened, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
 	if err != nil {
 		return err
 	}
-	// The MCP sessions first: their open streams would hold the HTTP
-	// servers' shutdown for its whole grace.
-	stopListeners := func() { stopMCP(); stopHTTP() }
+	withdraw := announceHub(cfg, stateDir, opened, httpOpt, log)
+	// The announcements first: nobody should find a listener that is
+	// closing. Then the MCP sessions: their open streams would hold the
+	// HTTP servers' shutdown for its whole grace.
+	stopListeners := func() { withdraw(); stopMCP(); opened.stop() }
 	sockets.CloseUnused()
 	sup.Start()
 	extendStart(notifier, "adapters", log)
@@ -405,10 +409,18 @@ func hubLimits(l board.Limits) halhub.Limits {
 	return out
 }
 
+// listening is what listen opened.
+type listening struct {
+	stop        func() // closes every listener
+	network     []announce.Listener
+	fingerprint string // of the TLS listeners' certificate
+}
+
 // listen opens every configured listener, and closes those already open
 // when one fails, so that a port that is taken stops the start with
-// nothing half open. It returns a function that closes them all.
-func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub.Hub, sockets *systemd.Sockets, httpOpt halhub.HTTPOptions, log *slog.Logger) (_ func(), err error) {
+// nothing half open.
+func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub.Hub, sockets *systemd.Sockets, httpOpt halhub.HTTPOptions, log *slog.Logger) (_ listening, err error) {
+	var network []announce.Listener
 	var closers []func()
 	// Not the named result: a failing return sets that to nil before the
 	// deferred call below runs.
@@ -428,7 +440,7 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 	if l.WSS != "" || l.TLS != "" {
 		cert, err := loadCertificate(cfg, stateDir, log)
 		if err != nil {
-			return nil, err
+			return listening{}, err
 		}
 		tlsConf, fingerprint = tlscert.ServerConfig(cert), tlscert.Fingerprint(cert)
 	}
@@ -454,7 +466,10 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 		}
 		ln, activated, err := listenTCP(ctx, sockets, t.name, t.addr, tc, hub)
 		if err != nil {
-			return nil, err
+			return listening{}, err
+		}
+		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
+			network = append(network, announce.Listener{Kind: t.name, Addr: ap})
 		}
 		if t.web {
 			closers = append(closers, serveHTTP(hub.HTTPServer(httpOpt), ln, log))
@@ -484,14 +499,14 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 	if l.Unix != "" {
 		ln, group, err := listenUnix(l.Unix, l.UnixGroup, log)
 		if err != nil {
-			return nil, err
+			return listening{}, err
 		}
 		ln = hub.Guard("unix", ln, nil)
 		go serveLines(hub, ln, log)
 		closers = append(closers, func() { ln.Close() })
 		log.Info("listening", "transport", "unix", "url", "unix://"+l.Unix, "addr", l.Unix, "group", group)
 	}
-	return stop, nil
+	return listening{stop: stop, network: network, fingerprint: fingerprint}, nil
 }
 
 // listenTCP takes the socket systemd passed as name, or listens at addr,

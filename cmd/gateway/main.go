@@ -31,21 +31,22 @@ type command struct {
 
 func commands() map[string]command {
 	return map[string]command{
-		"run":     {cmdRun, "run the gateway (the sim board without --config)"},
-		"check":   {cmdCheck, "validate a configuration file without touching hardware"},
-		"version": {cmdVersion, "print the version"},
-		"token":   {cmdToken, "add, list or revoke access tokens"},
-		"status":  {cmdStatus, "one screen: the stop, devices, confirmations, adapters, clients"},
-		"devices": {cmdDevices, "list the devices of a running gateway"},
-		"read":    {cmdRead, "read a device's value"},
-		"write":   {cmdWrite, "write a device's value"},
-		"watch":   {cmdWatch, "print values and events as they happen"},
-		"stop":    {cmdStop, "engage the emergency stop: every device to its safe value"},
-		"resume":  {cmdResume, "lift the emergency stop (admin)"},
-		"confirm": {cmdConfirm, "list, approve, reject or cancel confirmation requests"},
-		"audit":   {cmdAudit, "print the audit log (admin)"},
-		"mcp":     {cmdMCP, "serve the Model Context Protocol on stdio to an AI agent, as the agent's token"},
-		"adapter": {cmdAdapter, "manage adapters: install DIR | list | status NAME | logs NAME | reset NAME | remove NAME"},
+		"run":      {cmdRun, "run the gateway (the sim board without --config)"},
+		"check":    {cmdCheck, "validate a configuration file without touching hardware"},
+		"version":  {cmdVersion, "print the version"},
+		"token":    {cmdToken, "add, list or revoke access tokens"},
+		"status":   {cmdStatus, "one screen: the stop, devices, confirmations, adapters, clients"},
+		"devices":  {cmdDevices, "list the devices of a running gateway"},
+		"read":     {cmdRead, "read a device's value"},
+		"write":    {cmdWrite, "write a device's value"},
+		"watch":    {cmdWatch, "print values and events as they happen"},
+		"stop":     {cmdStop, "engage the emergency stop: every device to its safe value"},
+		"resume":   {cmdResume, "lift the emergency stop (admin)"},
+		"confirm":  {cmdConfirm, "list, approve, reject or cancel confirmation requests"},
+		"audit":    {cmdAudit, "print the audit log (admin)"},
+		"discover": {cmdDiscover, "list the gateways announced on the LAN (DNS-SD), by name"},
+		"mcp":      {cmdMCP, "serve the Model Context Protocol on stdio to an AI agent, as the agent's token"},
+		"adapter":  {cmdAdapter, "manage adapters: install DIR | list | status NAME | logs NAME | reset NAME | remove NAME"},
 	}
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"io"
@@ -31,7 +32,8 @@ func cmdMCP(args []string, stdout, stderr io.Writer) error {
 		hub = h
 	}
 	var f clientFlags
-	fs.StringVar(&f.hub, "hub", hub, "the gateway's `URL` (ws://, wss://, tcp://, tls:// or unix://; $GATEWAY_HUB sets the default)")
+	fs.StringVar(&f.hub, "hub", hub, "the gateway's `URL` (ws://, wss://, tcp://, tls:// or unix://), or its name on the LAN (gateway discover); $GATEWAY_HUB sets the default")
+	addTrustFlag(fs, &f.trustAnnounced)
 	fs.StringVar(&f.token, "token", "", "the agent's `token` (default $GATEWAY_TOKEN); never the admin token of the state directory")
 	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate (default $GATEWAY_FINGERPRINT)")
 	if err := parseNoArgs(fs, args); err != nil {
@@ -50,14 +52,17 @@ func cmdMCP(args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if err := f.resolveHub(ctx); err != nil {
+		return err
+	}
 	opt := f.options(tok)
 	opt.ClientName = "gateway-mcp"
 	b, err := mcpbridge.New(ctx, mcpbridge.Options{
 		Dial:       func(ctx context.Context) (*halclient.Conn, error) { return halclient.Dial(ctx, f.hub, opt) },
 		Redial:     true,
-		Gateway:    gatewayName(f.hub),
+		Gateway:    cmp.Or(f.hubName, gatewayName(f.hub)),
 		ConsoleURL: consoleOfHub(f.hub),
-		HubFlag:    hubFlag(f.hub),
+		HubFlag:    cmp.Or(f.nameFlag(), hubFlag(f.hub)),
 		Version:    version,
 		Logger:     log,
 	})

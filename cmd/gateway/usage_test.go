@@ -45,6 +45,7 @@ var usageCases = []struct {
 	{[]string{"confirm", "cancel"}, nil, "gateway: confirm cancel: missing confirmation id"},
 	{[]string{"audit"}, []string{"--limit", "x"}, `gateway: audit: invalid value "x" for flag -limit: parse error`},
 	{[]string{"mcp"}, []string{"extra"}, `gateway: mcp: unexpected argument "extra"`},
+	{[]string{"discover"}, []string{"--timeout", "-1s"}, `gateway: discover: --timeout must be positive, got -1s`},
 	{[]string{"adapter"}, []string{"--bogus"}, "gateway: adapter: flag provided but not defined: -bogus"},
 	{[]string{"adapter", "install"}, nil, "gateway: adapter install: missing adapter folder"},
 	{[]string{"adapter", "list"}, []string{"x"}, `gateway: adapter list: unexpected argument "x"`},
