@@ -24,6 +24,12 @@ type Spec struct {
 	Env []string
 	// Credential is the user and groups to run as; nil runs as ourselves.
 	Credential *Credential
+	// Shim, if set, is an executable that runs ShimMain when its first
+	// argument is ShimCommand (the gateway's own binary): the process is
+	// then started through it, so that nothing it starts outlives the
+	// gateway (see shim.go). Pid, signals, exit status and streams are the
+	// process's own either way.
+	Shim string
 }
 
 // ExitStatus is how a process ended: an exit code or a signal.

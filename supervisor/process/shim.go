@@ -1,0 +1,239 @@
+//go:build linux
+
+package process
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The shim stands between the gateway and one adapter so that nothing the
+// adapter started outlives the gateway, however the gateway ends. The
+// adapter's own death signal (Pdeathsig) ends the adapter alone; its
+// children, in its group or in sessions of their own, would be re-parented
+// to init and live on. The shim is a child subreaper: every process below
+// it whose parent dies is re-parented to it, so all of the adapter's tree
+// stays below the shim. It holds the read end of a pipe (the lifeline)
+// whose only write end is the gateway's: when the gateway dies, by any
+// signal, the kernel closes that end, the shim reads EOF and kills its
+// whole tree, reaps it and exits.
+//
+// To the gateway the shim is invisible: the adapter is still the leader
+// of its own process group, the pid the gateway signals, sweeps and
+// reports is the adapter's, and its exit status arrives on a second pipe
+// (the status pipe) the moment the shim reaps it. The shim itself exits
+// once the adapter has exited and nothing is left below it.
+//
+// The shim is the gateway's own binary re-executed with ShimCommand as its
+// first argument (Spec.Shim); its main calls ShimMain.
+
+// ShimCommand is the argument that makes the gateway's binary (or a test
+// binary) run ShimMain.
+const ShimCommand = "adapter-shim"
+
+// The shim's extra descriptors: the lifeline's read end and the status
+// pipe's write end.
+const (
+	shimLifelineFd = 3
+	shimStatusFd   = 4
+)
+
+// shimReapTick bounds how long the shim's kill of its tree waits for a
+// SIGCHLD before it looks again for processes forked in the meantime.
+const shimReapTick = 50 * time.Millisecond
+
+// shimArgs is the shim's command line after ShimCommand: the credential
+// ("-" or uid:gid:g1,g2,...), the working directory, the executable and
+// its arguments.
+func shimArgs(spec Spec) []string {
+	cred := "-"
+	if c := spec.Credential; c != nil {
+		groups := make([]string, len(c.Groups))
+		for i, g := range c.Groups {
+			groups[i] = strconv.FormatUint(uint64(g), 10)
+		}
+		cred = fmt.Sprintf("%d:%d:%s", c.Uid, c.Gid, strings.Join(groups, ","))
+	}
+	return append([]string{ShimCommand, cred, spec.Dir, spec.Path}, spec.Args...)
+}
+
+func parseShimCred(s string) (*syscall.Credential, error) {
+	if s == "-" {
+		return nil, nil
+	}
+	f := strings.Split(s, ":")
+	if len(f) != 3 {
+		return nil, fmt.Errorf("credential %q: want uid:gid:groups", s)
+	}
+	uid, err := strconv.ParseUint(f[0], 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("credential uid: %w", err)
+	}
+	gid, err := strconv.ParseUint(f[1], 10, 32)
+	if err != nil {
+		return nil, fmt.Errorf("credential gid: %w", err)
+	}
+	c := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
+	for _, g := range strings.Split(f[2], ",") {
+		if g == "" {
+			continue
+		}
+		n, err := strconv.ParseUint(g, 10, 32)
+		if err != nil {
+			return nil, fmt.Errorf("credential group: %w", err)
+		}
+		c.Groups = append(c.Groups, uint32(n))
+	}
+	return c, nil
+}
+
+// ShimMain runs the shim with args (what follows ShimCommand) and returns
+// its exit code. Its standard streams are the adapter's; descriptors 3 and
+// 4 are the lifeline and the status pipe.
+func ShimMain(args []string) int {
+	// The adapter's death signal is tied to the thread that forks it: the
+	// main thread, locked here, lives as long as the shim.
+	runtime.LockOSThread()
+	status := os.NewFile(shimStatusFd, "status")
+	lifeline := os.NewFile(shimLifelineFd, "lifeline")
+	if status == nil || lifeline == nil {
+		fmt.Fprintln(os.Stderr, "adapter-shim: run by the gateway only")
+		return 2
+	}
+	syscall.CloseOnExec(shimStatusFd)
+	syscall.CloseOnExec(shimLifelineFd)
+	if len(args) < 3 {
+		fmt.Fprintf(status, "error 0 adapter-shim: want credential, directory, executable\n")
+		return 2
+	}
+	cred, err := parseShimCred(args[0])
+	if err != nil {
+		fmt.Fprintf(status, "error 0 adapter-shim: %v\n", err)
+		return 2
+	}
+	// Handled, not ignored: an ignored signal stays ignored across exec,
+	// and the adapter must get SIGTERM's default. The shim is in a group of
+	// its own, so only a signal meant for it (systemd's stop of the whole
+	// cgroup, an operator) arrives here; the gateway's stop runs the
+	// adapter's sequence, and the shim follows its adapter.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
+	sigchld := make(chan os.Signal, 1)
+	signal.Notify(sigchld, syscall.SIGCHLD)
+	if err := SetSubreaper(); err != nil {
+		fmt.Fprintf(status, "error 0 adapter-shim: %v\n", err)
+		return 1
+	}
+	proc, err := os.StartProcess(args[2], append([]string{args[2]}, args[3:]...), &os.ProcAttr{
+		Dir: args[1], Env: os.Environ(),
+		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred},
+	})
+	if err != nil {
+		errno := syscall.Errno(0)
+		if pe, ok := err.(*os.PathError); ok {
+			errno, _ = pe.Err.(syscall.Errno)
+		}
+		fmt.Fprintf(status, "error %d %v\n", errno, err)
+		return 127
+	}
+	fmt.Fprintf(status, "pid %d\n", proc.Pid)
+	if err := releaseStdio(); err != nil {
+		fmt.Fprintf(status, "warn %v\n", err)
+	}
+	gone := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, lifeline)
+		close(gone)
+	}()
+	return shimLoop(proc.Pid, status, sigchld, gone)
+}
+
+// releaseStdio puts /dev/null on the shim's standard streams: the pipes
+// must reach EOF when the adapter and its children close them, not when
+// the shim does.
+func releaseStdio() error {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", os.DevNull, err)
+	}
+	defer null.Close()
+	for fd := 0; fd < 3; fd++ {
+		if err := unix.Dup3(int(null.Fd()), fd, 0); err != nil {
+			return fmt.Errorf("put %s on fd %d: %w", os.DevNull, fd, err)
+		}
+	}
+	return nil
+}
+
+// shimLoop reaps until the adapter has exited and nothing is left below
+// the shim, reporting the adapter's status on status; if the gateway goes
+// first, it kills the whole tree.
+func shimLoop(adapter int, status io.Writer, sigchld <-chan os.Signal, gone <-chan struct{}) int {
+	adapterDone := false
+	for {
+		select {
+		case <-gone:
+			killTree(sigchld)
+			return 0
+		case <-sigchld:
+		}
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if err == syscall.ECHILD && adapterDone {
+				return 0
+			}
+			if pid <= 0 {
+				break
+			}
+			if pid == adapter {
+				adapterDone = true
+				if ws.Signaled() {
+					fmt.Fprintf(status, "signal %d\n", int(ws.Signal()))
+				} else {
+					fmt.Fprintf(status, "exit %d\n", ws.ExitStatus())
+				}
+			}
+		}
+	}
+}
+
+// killTree SIGKILLs every process below the shim and reaps them, looking
+// again until none is left: a process forked between a look and the kill
+// is found by the next look, and a killed process forks no more.
+func killTree(sigchld <-chan os.Signal) {
+	self := os.Getpid()
+	for {
+		if all, err := scan(); err == nil {
+			for _, pid := range descendants(all, self) {
+				// A pid read from /proc could in principle be reaped by its own
+				// parent and reused before this kill; the tree is being torn down
+				// at once, so the window is the scan's few milliseconds.
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+		for {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+			if err == syscall.ECHILD {
+				return // no child, hence nothing below us: we are a subreaper
+			}
+			if pid <= 0 {
+				break
+			}
+		}
+		select {
+		case <-sigchld:
+		case <-time.After(shimReapTick):
+		}
+	}
+}
