@@ -65,7 +65,7 @@ func (a *adapter) start(ctx context.Context) (*run, error) {
 	dir := manifest.Dir(a.s.opt.StateDir, a.name)
 	proc, err := process.Start(ctx, process.Spec{
 		Path: filepath.Join(dir, filepath.FromSlash(a.man.Exec)), Args: a.man.Args, Dir: dir,
-		Env: a.s.environment(stateDir, a.man.EnvPass), Credential: a.s.cred,
+		Env: a.s.environment(stateDir, a.man.EnvPass), Credential: a.s.cred, Shim: a.s.opt.Shim,
 	})
 	if err != nil {
 		return nil, &failure{restart.Spawn, err.Error()}

@@ -9,11 +9,15 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhal/gateway/supervisor/manifest"
 )
 
 // Whole-binary tests of the adapters (adapter protocol 1): installing
@@ -253,4 +257,89 @@ func TestBinaryAdapterDiesWithGateway(t *testing.T) {
 		}
 		<-time.After(20 * time.Millisecond)
 	}
+}
+
+// TestBinaryAdapterTreeDiesWithGateway: a gateway killed with SIGKILL
+// leaves no process of its adapters behind. The adapter (running as
+// nobody) leaves a sleeper in its process group, one in a session of its
+// own and one re-parented from a child that called setsid and exited, all
+// ignoring SIGTERM; the death signal reaches the adapter alone, and its
+// shim, which learns of the gateway's death, kills the rest: every one is
+// gone within 1 s of the kill.
+func TestBinaryAdapterTreeDiesWithGateway(t *testing.T) {
+	t.Parallel()
+	man := `{"name":"forker","version":"0.1.0","kind":"service","exec":"testadapter",
+ "args":["--fork","child","--fork","setsid","--fork","grandchild-setsid"],
+ "env_pass":[],"grant":{"level":"read","scope":[]},"devices":[],"timeouts":{"request_ms":10000}}`
+	src := buildAdapter(t, "../../adapters/testadapter", "testadapter", []byte(man))
+	g, pid := adapterGateway(t, src, "forker")
+	if uid := procUID(t, pid); uid != nobodyUID(t) {
+		t.Errorf("adapter %d runs as uid %d, want nobody's", pid, uid)
+	}
+	pids := append(sleepers(t, filepath.Join(manifest.StateDir(g.dir, "forker"), "children.txt"), 3), pid)
+	for _, p := range pids {
+		if !alive(p) {
+			t.Fatalf("pid %d of the adapter is not running before the kill", p)
+		}
+	}
+	g.kill(t)
+	killed := time.Now()
+	// Nothing reports the end of a process that is not our child: polled.
+	for _, p := range pids {
+		for alive(p) {
+			if time.Since(killed) > time.Second {
+				t.Fatalf("pid %d of the adapter (%v) still runs %v after the gateway was killed", p, pids, time.Since(killed))
+			}
+			<-time.After(10 * time.Millisecond)
+		}
+	}
+}
+
+// sleepers waits for n pids in the test adapter's children.txt at path.
+func sleepers(t *testing.T, path string, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		b, _ := os.ReadFile(path)
+		if lines := strings.Fields(string(b)); len(lines) >= n {
+			var pids []int
+			for _, l := range lines {
+				p, err := strconv.Atoi(l)
+				if err != nil {
+					t.Fatalf("%s: %q", path, b)
+				}
+				pids = append(pids, p)
+			}
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %q after %v, want %d pids", path, b, waitLong, n)
+		}
+		<-time.After(20 * time.Millisecond) // written by another process: polled
+	}
+}
+
+// procUID is the real uid pid runs as.
+func procUID(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), "\nUid:")
+	var uid int
+	if _, err := fmt.Sscan(rest, &uid); err != nil {
+		t.Fatalf("uid of %d: %v", pid, err)
+	}
+	return uid
+}
+
+func nobodyUID(t *testing.T) int {
+	t.Helper()
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	return uid
 }

@@ -154,6 +154,10 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 		Version:  version,
 		User:     cfg.Adapters.User,
 		Log:      log.With("part", "supervisor"),
+		// This very binary, whatever becomes of its file (an upgrade
+		// replacing it): each adapter's shim, which kills the adapter's
+		// whole tree if the gateway dies.
+		Shim: "/proc/self/exe",
 	})
 	if err != nil {
 		return err

@@ -36,10 +36,6 @@ import (
 // The shim is the gateway's own binary re-executed with ShimCommand as its
 // first argument (Spec.Shim); its main calls ShimMain.
 
-// ShimCommand is the argument that makes the gateway's binary (or a test
-// binary) run ShimMain.
-const ShimCommand = "adapter-shim"
-
 // The shim's extra descriptors: the lifeline's read end and the status
 // pipe's write end.
 const (

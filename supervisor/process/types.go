@@ -10,6 +10,10 @@ import (
 // the supervisor's status (and the client commands that print it) build
 // on every system; running processes is Linux only (process.go).
 
+// ShimCommand is the argument that makes the gateway's binary (or a test
+// binary) run ShimMain.
+const ShimCommand = "adapter-shim"
+
 // Spec says what to run and as whom.
 type Spec struct {
 	// Path is the executable. It is not looked up in PATH.
