@@ -153,7 +153,7 @@ func testStop(t *testing.T, mode string, npids int, shim bool, before func(*test
 		if d := r.StdinClosedAt.Sub(r.RepliedAt); d < 0 || d > late {
 			t.Errorf("stdin closed %v after the reply, want at once", d)
 		}
-	} else {
+	} else if !shim {
 		due(t, "stdin close", r.T0, r.StdinClosedAt, short.CloseStdin)
 	}
 	var wantGroup []syscall.Signal
@@ -167,7 +167,11 @@ func testStop(t *testing.T, mode string, npids int, shim bool, before func(*test
 		t.Errorf("signals to the group %v, want %v", got, wantGroup)
 	}
 	for _, s := range r.Signals {
+		// The schedule is the gateway's own, shim or not (the shim is not
+		// on the signals' path): its times are checked once, without,
+		// since a loaded machine already strains the 200 ms margin.
 		switch {
+		case shim:
 		case s.Group && s.Signal == syscall.SIGTERM:
 			due(t, "SIGTERM", r.T0, s.At, short.Term)
 		case s.Group && s.Signal == syscall.SIGKILL:
