@@ -49,6 +49,9 @@ type clientFlags struct {
 	fingerprint string
 	stateDir    string
 	json        bool
+	// hubGiven: --hub or $GATEWAY_HUB named the hub, or chooseHub settled
+	// it; stateDirGiven: --state-dir was given.
+	hubGiven, stateDirGiven bool
 	timeout     time.Duration
 }
 
@@ -58,14 +61,15 @@ type clientFlags struct {
 func newClientFlags(name, synopsis string, timed bool, _ io.Writer) (*flag.FlagSet, *clientFlags) {
 	f := &clientFlags{}
 	fs := newFlagSet(name, synopsis)
-	hub := defaultHub
+	f.hub = defaultHub
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
-		hub = h
+		f.hub, f.hubGiven = h, true
 	}
-	fs.StringVar(&f.hub, "hub", hub, "the hub's `URL` (ws://, wss://, tcp://, tls:// or unix://; $GATEWAY_HUB sets the default)")
+	fs.Var(givenFlag{&f.hub, &f.hubGiven}, "hub", "the hub's `URL` (ws://, wss://, tcp://, tls:// or unix://; default $GATEWAY_HUB, else the gateway running on the state directory)")
 	fs.StringVar(&f.token, "token", "", "the access `token` (default $GATEWAY_TOKEN, else admin.token in the state directory)")
 	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate, as its log shows at start (default $GATEWAY_FINGERPRINT)")
-	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "the gateway's state `directory`, where admin.token is")
+	f.stateDir = defaultStateDir()
+	fs.Var(givenFlag{&f.stateDir, &f.stateDirGiven}, "state-dir", "the gateway's state `directory`, where admin.token is and the running gateway says where it listens")
 	fs.BoolVar(&f.json, "json", false, "machine-readable output")
 	f.timeout = 10 * time.Second
 	if timed {
@@ -173,6 +177,9 @@ func (f *clientFlags) options(tok string) halclient.Options {
 
 // dial connects to the hub and explains a missing or refused token.
 func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
+	if err := f.chooseHub(); err != nil {
+		return nil, err
+	}
 	tok, from := f.resolveToken()
 	c, err := halclient.Dial(ctx, f.hub, f.options(tok))
 	if err == nil {
@@ -490,6 +497,9 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	only, err := watchFilter(fs, pos, stderr)
 	if err != nil {
+		return err
+	}
+	if err := f.chooseHub(); err != nil {
 		return err
 	}
 	tok, from := f.resolveToken()

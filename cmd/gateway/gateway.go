@@ -185,9 +185,14 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 		defer mcpHandler.Close()
 		httpOpt.MCP, stopMCP = mcpHandler, mcpHandler.Close
 	}
-	stopHTTP, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
+	stopHTTP, rec, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
 	if err != nil {
 		return err
+	}
+	// Beside the lock: the client commands given this state directory
+	// reach this gateway, and no other (statedir.Record).
+	if err := statedir.Record(stateDir, rec.Hubs, rec.Fingerprint); err != nil {
+		log.Warn("the client commands will not find this gateway by its state directory", "err", err)
 	}
 	// The MCP sessions first: their open streams would hold the HTTP
 	// servers' shutdown for its whole grace.
@@ -208,6 +213,9 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 	log.Info("ready", "devices", len(reg.List()), "conformance", cfg.Hub.Conformance, "adapters", len(cfg.Adapters.Enabled))
 	<-stop.Done()
 	shutdown(cfg, notifier, hub, sup, stopListeners, log)
+	if err := statedir.Forget(stateDir); err != nil {
+		log.Warn("stopped", "err", err)
+	}
 	return nil
 }
 
@@ -411,8 +419,9 @@ func hubLimits(l board.Limits) halhub.Limits {
 
 // listen opens every configured listener, and closes those already open
 // when one fails, so that a port that is taken stops the start with
-// nothing half open. It returns a function that closes them all.
-func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub.Hub, sockets *systemd.Sockets, httpOpt halhub.HTTPOptions, log *slog.Logger) (_ func(), err error) {
+// nothing half open. It returns a function that closes them all, and the
+// hubs' URLs and fingerprint to record in the state directory.
+func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub.Hub, sockets *systemd.Sockets, httpOpt halhub.HTTPOptions, log *slog.Logger) (_ func(), rec statedir.Running, err error) {
 	var closers []func()
 	// Not the named result: a failing return sets that to nil before the
 	// deferred call below runs.
@@ -432,9 +441,10 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 	if l.WSS != "" || l.TLS != "" {
 		cert, err := loadCertificate(cfg, stateDir, log)
 		if err != nil {
-			return nil, err
+			return nil, rec, err
 		}
 		tlsConf, fingerprint = tlscert.ServerConfig(cert), tlscert.Fingerprint(cert)
+		rec.Fingerprint = fingerprint
 	}
 	for _, t := range []struct {
 		name, addr        string // in the configuration
@@ -458,7 +468,7 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 		}
 		ln, activated, err := listenTCP(ctx, sockets, t.name, t.addr, tc, hub)
 		if err != nil {
-			return nil, err
+			return nil, rec, err
 		}
 		if t.web {
 			closers = append(closers, serveHTTP(hub.HTTPServer(httpOpt), ln, log))
@@ -478,6 +488,7 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 			attrs = append(attrs, "socket", "systemd")
 		}
 		log.Info("listening", attrs...)
+		rec.Hubs = append(rec.Hubs, url)
 		if t.web && httpOpt.Console != nil {
 			log.Info("console", "url", consoleURL(t.secure, ln.Addr()))
 		}
@@ -488,14 +499,15 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 	if l.Unix != "" {
 		ln, group, err := listenUnix(l.Unix, l.UnixGroup, log)
 		if err != nil {
-			return nil, err
+			return nil, rec, err
 		}
 		ln = hub.Guard("unix", ln, nil)
 		go serveLines(hub, ln, log)
 		closers = append(closers, func() { ln.Close() })
+		rec.Hubs = append(rec.Hubs, "unix://"+l.Unix)
 		log.Info("listening", "transport", "unix", "url", "unix://"+l.Unix, "addr", l.Unix, "group", group)
 	}
-	return stop, nil
+	return stop, rec, nil
 }
 
 // listenTCP takes the socket systemd passed as name, or listens at addr,
