@@ -52,7 +52,7 @@ type clientFlags struct {
 	// hubGiven: --hub or $GATEWAY_HUB named the hub, or chooseHub settled
 	// it; stateDirGiven: --state-dir was given.
 	hubGiven, stateDirGiven bool
-	timeout     time.Duration
+	timeout                 time.Duration
 }
 
 // newClientFlags returns a command's FlagSet with the common flags, and
