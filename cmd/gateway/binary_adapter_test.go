@@ -343,3 +343,42 @@ func nobodyUID(t *testing.T) int {
 	uid, _ := strconv.Atoi(u.Uid)
 	return uid
 }
+
+// TestBinaryDevicesStartsNoTool: `gateway devices` shows the last known
+// values and reads nothing: a tool adapter's device is listed without
+// the tool being started (the test adapter writes start.json in its home
+// when it starts). `gateway read` starts it and measures; the listing
+// then shows that value, with its age.
+func TestBinaryDevicesStartsNoTool(t *testing.T) {
+	t.Parallel()
+	man := `{"name":"meter","version":"0.1.0","kind":"tool","exec":"testadapter","args":["--values","{\"volts\":3.5}"],
+ "env_pass":[],"grant":{"level":"read","scope":[]},
+ "devices":[{"id":"volts","kind":"sensor","access":"r","risk":"low","schema":{"type":"number"}}],"timeouts":{"request_ms":10000}}`
+	src := buildAdapter(t, "../../adapters/testadapter", "testadapter", []byte(man))
+	state, cfg := installAdapter(t, src, "meter", "")
+	g := startGatewayWith(t, state, 8, "--config", cfg)
+	started := filepath.Join(manifest.StateDir(state, "meter"), "start.json")
+	row := regexp.MustCompile(`(?m)^meter\.volts\s+sensor\s+r\s+low\s+\S+\s+(.*?)\s+-$`)
+
+	out := gwOK(t, "devices", "--state-dir", state)
+	if m := row.FindStringSubmatch(out); m == nil || m[1] != "-" {
+		t.Errorf("devices before any read:\n%s\nwant meter.volts with no value", out)
+	}
+	if _, err := os.Stat(started); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the listing started the tool (%s: %v)", started, err)
+	}
+	if st := adapterStatusJSON(t, g, "meter"); st.State == "running" || st.State == "starting" {
+		t.Fatalf("the tool is %s after the listing", st.State)
+	}
+
+	if got := strings.TrimSpace(gwOK(t, "read", "meter.volts", "--state-dir", state)); got != "3.5" {
+		t.Errorf("read meter.volts: %q, want 3.5", got)
+	}
+	if _, err := os.Stat(started); err != nil {
+		t.Errorf("read did not start the tool: %v", err)
+	}
+	out = gwOK(t, "devices", "--state-dir", state)
+	if m := row.FindStringSubmatch(out); m == nil || !regexp.MustCompile(`^3\.5 \((just now|\d+s ago)\)$`).MatchString(m[1]) {
+		t.Errorf("devices after the read:\n%s\nwant meter.volts 3.5 with its age", out)
+	}
+}

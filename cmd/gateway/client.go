@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -269,7 +268,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close() // the table reads each device's value on it too
+	defer c.Close() // the table asks for the last known values on it too
 	raw, err := f.call(ctx, c, openhal.MethodDevicesList, nil, "")
 	if err != nil {
 		return err
@@ -281,7 +280,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("decode the device list: %w", err)
 	}
-	values := readValues(ctx, c, res.Devices)
+	values := knownValues(ctx, c, res.Devices)
 	printStopBanner(stdout, c.Init().Stopped)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tACCESS\tRISK\tSTATE\tVALUE\tLABEL")
@@ -298,30 +297,6 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Access, d.Risk, state, values[i], label)
 	}
 	return tw.Flush()
-}
-
-// readValues reads the readable devices that are not offline, a few at a
-// time, and writes each value with its unit; a value that cannot be read
-// shows as "-".
-func readValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor) []string {
-	out := make([]string, len(devs))
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i, d := range devs {
-		out[i] = "-"
-		if !d.Access.CanRead() || d.State == device.StateOffline {
-			continue
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if v, err := c.Read(ctx, d.ID, -1); err == nil {
-				out[i] = valueWithUnit(d.Schema, v.Value)
-			}
-		})
-	}
-	wg.Wait()
-	return out
 }
 
 // formatValue writes a value as JSON, so that the string "true" and the
