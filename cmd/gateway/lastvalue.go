@@ -50,4 +50,3 @@ func ageWords(age time.Duration) string {
 	}
 	return fmt.Sprintf("%dd ago", int(age/(24*time.Hour)))
 }
-
