@@ -28,7 +28,9 @@ func (p *Proc) startShim(cmd *exec.Cmd, spec Spec, started chan<- error) error {
 		return fmt.Errorf("status pipe: %w", err)
 	}
 	cmd.Path = spec.Shim
-	cmd.Args = append([]string{spec.Shim}, shimArgs(spec)...)
+	// Our own name as its argv[0], so that ps shows "gateway adapter-shim
+	// ...", not the path it was started by (/proc/self/exe).
+	cmd.Args = append([]string{os.Args[0]}, shimArgs(spec)...)
 	cmd.Dir = "/" // the adapter's directory is the shim's to enter, as the adapter's user
 	// No death signal: the shim must outlive the gateway long enough to
 	// kill the tree, and learns of its death from the lifeline. No
