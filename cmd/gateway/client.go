@@ -60,11 +60,13 @@ type clientFlags struct {
 func newClientFlags(name, synopsis string, timed bool, _ io.Writer) (*flag.FlagSet, *clientFlags) {
 	f := &clientFlags{}
 	fs := newFlagSet(name, synopsis)
+	// Registered empty, so that the usage shows no one default: which hub
+	// is chosen when none is given is chooseHub's.
+	fs.Var(givenFlag{&f.hub, &f.hubGiven}, "hub", "the hub's `URL` (ws://, wss://, tcp://, tls:// or unix://; default $GATEWAY_HUB, else the gateway running on the state directory, else "+defaultHub+")")
 	f.hub = defaultHub
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
 		f.hub, f.hubGiven = h, true
 	}
-	fs.Var(givenFlag{&f.hub, &f.hubGiven}, "hub", "the hub's `URL` (ws://, wss://, tcp://, tls:// or unix://; default $GATEWAY_HUB, else the gateway running on the state directory)")
 	fs.StringVar(&f.token, "token", "", "the access `token` (default $GATEWAY_TOKEN, else admin.token in the state directory)")
 	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate, as its log shows at start (default $GATEWAY_FINGERPRINT)")
 	f.stateDir = defaultStateDir()
