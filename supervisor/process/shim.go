@@ -3,13 +3,13 @@
 package process
 
 import (
+	"bufio"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -47,71 +47,72 @@ const (
 // SIGCHLD before it looks again for processes forked in the meantime.
 const shimReapTick = 50 * time.Millisecond
 
-// shimArgs is the shim's command line after ShimCommand: the credential
-// ("-" or uid:gid:g1,g2,...), the working directory, the executable and
-// its arguments.
-func shimArgs(spec Spec) []string {
-	cred := "-"
+// shimSpec is what the shim starts: the first line on the lifeline, in
+// JSON. Not on its command line: `pgrep -f` and `ps` for the adapter's
+// path find the adapter alone, not its shim too.
+type shimSpec struct {
+	Path   string   `json:"path"`
+	Args   []string `json:"args"`
+	Dir    string   `json:"dir"`
+	Cred   bool     `json:"cred"` // switch to Uid, Gid and Groups
+	Uid    uint32   `json:"uid"`
+	Gid    uint32   `json:"gid"`
+	Groups []uint32 `json:"groups"`
+}
+
+func newShimSpec(spec Spec) shimSpec {
+	s := shimSpec{Path: spec.Path, Args: spec.Args, Dir: spec.Dir}
 	if c := spec.Credential; c != nil {
-		groups := make([]string, len(c.Groups))
-		for i, g := range c.Groups {
-			groups[i] = strconv.FormatUint(uint64(g), 10)
-		}
-		cred = fmt.Sprintf("%d:%d:%s", c.Uid, c.Gid, strings.Join(groups, ","))
+		s.Cred, s.Uid, s.Gid, s.Groups = true, c.Uid, c.Gid, c.Groups
 	}
-	return append([]string{ShimCommand, cred, spec.Dir, spec.Path}, spec.Args...)
+	return s
 }
 
-func parseShimCred(s string) (*syscall.Credential, error) {
-	if s == "-" {
-		return nil, nil
+// credential is the spec's credential for the adapter; Groups is never
+// nil, so that the adapter gets exactly those groups, none if empty.
+func (s shimSpec) credential() *syscall.Credential {
+	if !s.Cred {
+		return nil
 	}
-	f := strings.Split(s, ":")
-	if len(f) != 3 {
-		return nil, fmt.Errorf("credential %q: want uid:gid:groups", s)
-	}
-	uid, err := strconv.ParseUint(f[0], 10, 32)
-	if err != nil {
-		return nil, fmt.Errorf("credential uid: %w", err)
-	}
-	gid, err := strconv.ParseUint(f[1], 10, 32)
-	if err != nil {
-		return nil, fmt.Errorf("credential gid: %w", err)
-	}
-	c := &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
-	for _, g := range strings.Split(f[2], ",") {
-		if g == "" {
-			continue
-		}
-		n, err := strconv.ParseUint(g, 10, 32)
-		if err != nil {
-			return nil, fmt.Errorf("credential group: %w", err)
-		}
-		c.Groups = append(c.Groups, uint32(n))
-	}
-	return c, nil
+	return &syscall.Credential{Uid: s.Uid, Gid: s.Gid, Groups: append([]uint32{}, s.Groups...)}
 }
 
-// ShimMain runs the shim with args (what follows ShimCommand) and returns
-// its exit code. Its standard streams are the adapter's; descriptors 3 and
-// 4 are the lifeline and the status pipe.
-func ShimMain(args []string) int {
+// readShimSpec reads the spec, the lifeline's first line.
+func readShimSpec(r *bufio.Reader) (shimSpec, error) {
+	var s shimSpec
+	line, err := r.ReadBytes('\n')
+	if err != nil {
+		return s, fmt.Errorf("read what to start: %w", err)
+	}
+	if err := json.Unmarshal(line, &s); err != nil || s.Path == "" {
+		return s, fmt.Errorf("what to start: %q: %v", line, err)
+	}
+	return s, nil
+}
+
+// ShimMain runs the shim and returns its exit code. Its standard streams
+// are the adapter's; descriptors 3 and 4 are the lifeline, whose first
+// line says what to start (shimSpec), and the status pipe. It takes no
+// arguments.
+func ShimMain([]string) int {
 	// The adapter's death signal is tied to the thread that forks it: the
 	// main thread, locked here, lives as long as the shim.
 	runtime.LockOSThread()
+	for _, fd := range []int{shimLifelineFd, shimStatusFd} {
+		// Pipes, not whatever else is there (the Go runtime's own
+		// descriptors, when run by hand).
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+			fmt.Fprintln(os.Stderr, "gateway: adapter-shim is started by the gateway for each adapter, not by hand")
+			return 2
+		}
+	}
 	status := os.NewFile(shimStatusFd, "status")
 	lifeline := os.NewFile(shimLifelineFd, "lifeline")
-	if status == nil || lifeline == nil {
-		fmt.Fprintln(os.Stderr, "adapter-shim: run by the gateway only")
-		return 2
-	}
 	syscall.CloseOnExec(shimStatusFd)
 	syscall.CloseOnExec(shimLifelineFd)
-	if len(args) < 3 {
-		fmt.Fprintf(status, "error 0 adapter-shim: want credential, directory, executable\n")
-		return 2
-	}
-	cred, err := parseShimCred(args[0])
+	life := bufio.NewReader(lifeline)
+	spec, err := readShimSpec(life)
 	if err != nil {
 		fmt.Fprintf(status, "error 0 adapter-shim: %v\n", err)
 		return 2
@@ -128,10 +129,10 @@ func ShimMain(args []string) int {
 		fmt.Fprintf(status, "error 0 adapter-shim: %v\n", err)
 		return 1
 	}
-	proc, err := os.StartProcess(args[2], append([]string{args[2]}, args[3:]...), &os.ProcAttr{
-		Dir: args[1], Env: os.Environ(),
+	proc, err := os.StartProcess(spec.Path, append([]string{spec.Path}, spec.Args...), &os.ProcAttr{
+		Dir: spec.Dir, Env: os.Environ(),
 		Files: []*os.File{os.Stdin, os.Stdout, os.Stderr},
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: cred},
+		Sys:   &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL, Credential: spec.credential()},
 	})
 	if err != nil {
 		errno := syscall.Errno(0)
@@ -147,7 +148,7 @@ func ShimMain(args []string) int {
 	}
 	gone := make(chan struct{})
 	go func() {
-		io.Copy(io.Discard, lifeline)
+		io.Copy(io.Discard, life)
 		close(gone)
 	}()
 	return shimLoop(proc.Pid, status, sigchld, gone)

@@ -4,6 +4,7 @@ package process
 
 import (
 	"bufio"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -27,10 +28,22 @@ func (p *Proc) startShim(cmd *exec.Cmd, spec Spec, started chan<- error) error {
 		lifeW.Close()
 		return fmt.Errorf("status pipe: %w", err)
 	}
+	// What to start goes first on the lifeline, into the pipe's buffer
+	// before the shim runs (a few hundred bytes: the write cannot block).
+	line, err := json.Marshal(newShimSpec(spec))
+	if err == nil {
+		_, err = lifeW.Write(append(line, '\n'))
+	}
+	if err != nil {
+		for _, f := range []*os.File{lifeR, lifeW, statusR, statusW} {
+			f.Close()
+		}
+		return fmt.Errorf("hand the adapter to its shim: %w", err)
+	}
 	cmd.Path = spec.Shim
-	// Our own name as its argv[0], so that ps shows "gateway adapter-shim
-	// ...", not the path it was started by (/proc/self/exe).
-	cmd.Args = append([]string{os.Args[0]}, shimArgs(spec)...)
+	// Our own name as its argv[0], so that ps shows "gateway
+	// adapter-shim", not the path it was started by (/proc/self/exe).
+	cmd.Args = []string{os.Args[0], ShimCommand}
 	cmd.Dir = "/" // the adapter's directory is the shim's to enter, as the adapter's user
 	// No death signal: the shim must outlive the gateway long enough to
 	// kill the tree, and learns of its death from the lifeline. No
