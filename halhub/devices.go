@@ -197,11 +197,15 @@ func (h *Hub) measure(ctx context.Context, f found, r device.Reader) (device.Sna
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	rd, err := r.Read(ctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// In words, not the context's: what did not answer, and how long
+		// it was given.
+		words := noAnswer(isProxy, timeout)
+		h.reg.SetState(f.id, device.StateFault, words)
+		return device.Snapshot{}, newError(openhal.CodeTimeout, "timeout", "device "+f.id+": "+words, data{"device": f.id})
+	}
 	h.noteOutcome(f, err)
 	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return device.Snapshot{}, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time", data{"device": f.id})
-		}
 		if ctx.Err() != nil { // the client went away
 			return device.Snapshot{}, errorf(openhal.CodeDeviceFault, "cancelled", "read cancelled")
 		}
@@ -212,6 +216,16 @@ func (h *Hub) measure(ctx context.Context, f found, r device.Reader) (device.Sna
 		return device.Snapshot{}, errDeviceNotFound(f.id)
 	}
 	return snap, nil
+}
+
+// noAnswer says that a read got no answer within timeout: from the
+// adapter behind a proxy device, else from the device.
+func noAnswer(proxy bool, timeout time.Duration) string {
+	who := "the device"
+	if proxy {
+		who = "the adapter"
+	}
+	return who + " did not answer within " + timeout.String()
 }
 
 // noteOutcome keeps a device's state in step with its last operation: a

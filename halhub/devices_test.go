@@ -333,3 +333,41 @@ func TestWriteToOfflineDeviceKeepsOffline(t *testing.T) {
 		t.Errorf("state %s, want offline", d.State)
 	}
 }
+
+// A read that gets no answer in time puts the device in fault in words
+// that say who did not answer and within what, never the context's
+// "context deadline exceeded".
+func TestReadTimeoutWords(t *testing.T) {
+	tests := []struct {
+		name  string
+		proxy bool
+		want  string
+	}{
+		{name: "device", want: "the device did not answer within 80ms"},
+		{name: "adapter", proxy: true, want: "the adapter did not answer within 80ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			th := newTestHub(t, func(o *Options) { o.Limits.ReadTimeout = 80 * time.Millisecond })
+			s := sensor("bench.temp")
+			s.readFn = func(ctx context.Context) (device.Reading, error) {
+				<-ctx.Done()
+				return device.Reading{}, ctx.Err()
+			}
+			var d device.Device = s
+			if tt.proxy {
+				d = &proxyDevice{readerDevice: s, timeout: 80 * time.Millisecond}
+			}
+			th.addDevice(t, d)
+			c := th.dialTCP(t)
+			c.init(th.admin)
+			m := c.call("hal/read", map[string]any{"device": "bench.temp"})
+			if m.Error == nil || m.Error.Code != openhal.CodeTimeout || m.Error.Message != "device bench.temp: "+tt.want {
+				t.Errorf("read: %s, want TIMEOUT %q", m.raw, tt.want)
+			}
+			if desc, _ := th.reg.Describe("bench.temp"); desc.State != device.StateFault || desc.Fault != tt.want {
+				t.Errorf("device %s (%q), want fault %q", desc.State, desc.Fault, tt.want)
+			}
+		})
+	}
+}

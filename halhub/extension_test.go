@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
 )
@@ -125,5 +126,46 @@ func TestMetricsExtra(t *testing.T) {
 	code, _, body := get(t, srv.URL+"/metrics", "")
 	if code != http.StatusOK || !strings.Contains(body, "gateway_hal_seq") || !strings.HasSuffix(body, "\ngateway_extra{adapter=\"a\"} 7\n") {
 		t.Errorf("/metrics: %d\n%s", code, body)
+	}
+}
+
+// gateway/values answers the last known values from memory, with their
+// age: it reads no device (a sensor whose read fails stays unread and
+// unlisted until something measured it), lists no write-only device, and
+// answers a limited token its own devices only, without seq.
+func TestValuesReadNothing(t *testing.T) {
+	th := newTestHub(t)
+	reads := 0
+	s := sensor("bench.temp")
+	s.readFn = func(context.Context) (device.Reading, error) {
+		reads++
+		return device.Reading{Value: 21.5}, nil
+	}
+	th.addDevice(t, s)
+	th.addDevice(t, output("bench.led", device.RiskLow))
+	admin := th.dialTCP(t)
+	admin.init(th.admin)
+	var res ValuesResult
+	if m := admin.call(MethodValues, nil); m.Error != nil || json.Unmarshal(m.Result, &res) != nil || len(res.Values) != 0 || reads != 0 {
+		t.Fatalf("values before any value: %s, %d reads", m.raw, reads)
+	}
+	admin.call("hal/write", map[string]any{"device": "bench.led", "value": true})
+	admin.call("hal/read", map[string]any{"device": "bench.temp"}) // the one read
+	m := admin.call(MethodValues, nil)
+	res = ValuesResult{}
+	if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Values) != 2 || reads != 1 {
+		t.Fatalf("values: %s, %d reads (want 1)", m.raw, reads)
+	}
+	for _, v := range res.Values {
+		if v.Seq == 0 || v.AgeMs < 0 || v.TS.IsZero() {
+			t.Errorf("value %+v: want seq, ts and age", v)
+		}
+	}
+	limited := th.dialTCP(t)
+	limited.init(th.token(t, "lim", openhal.ScopeRead, "bench.temp"))
+	res = ValuesResult{}
+	m = limited.call(MethodValues, nil)
+	if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Values) != 1 || res.Values[0].Device != "bench.temp" || res.Values[0].Seq != 0 {
+		t.Errorf("values for a token limited to bench.temp: %s", m.raw)
 	}
 }

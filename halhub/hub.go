@@ -235,6 +235,7 @@ func New(reg *device.Registry, opt Options) *Hub {
 	h.unixBudget = newPeerBudget(lim.MaxUnauthenticatedPerPeer, lim.MaxUnauthenticated)
 	h.guards = map[*guardedListener]struct{}{}
 	addExtensions(h.methods, opt.Extensions)
+	addExtensions(h.methods, valuesExtension(reg))
 	h.stopButtons = map[string]bool{}
 	for _, id := range opt.StopButtons {
 		h.stopButtons[id] = true

@@ -35,6 +35,9 @@ const wait = 15 * time.Second
 var testAdapter string
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == process.ShimCommand {
+		os.Exit(process.ShimMain(os.Args[2:]))
+	}
 	// Like the gateway: orphans of our adapters come back to us.
 	if err := process.SetSubreaper(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -155,7 +158,7 @@ func newBenchTimed(t *testing.T, timing Timing, specs ...spec) *bench {
 		b.install(s)
 		names = append(names, s.name)
 	}
-	b.sup, err = New(Options{StateDir: b.stateDir, Enabled: names, Hub: b.hub, Registry: b.reg, Version: "test",
+	b.sup, err = New(Options{StateDir: b.stateDir, Enabled: names, Hub: b.hub, Registry: b.reg, Version: "test", Shim: os.Args[0],
 		User: b.user, Timing: b.timing, Log: logger})
 	if err != nil {
 		t.Fatal(err)

@@ -33,6 +33,7 @@ type run struct {
 	strikes  *strikes.Strikes
 	unlisten func()
 	started  time.Time
+	killed   killer // whether, and how, the gateway killed it (exitwords.go)
 }
 
 // failure is a start that fails the adapter rather than crash it.
@@ -65,7 +66,7 @@ func (a *adapter) start(ctx context.Context) (*run, error) {
 	dir := manifest.Dir(a.s.opt.StateDir, a.name)
 	proc, err := process.Start(ctx, process.Spec{
 		Path: filepath.Join(dir, filepath.FromSlash(a.man.Exec)), Args: a.man.Args, Dir: dir,
-		Env: a.s.environment(stateDir, a.man.EnvPass), Credential: a.s.cred,
+		Env: a.s.environment(stateDir, a.man.EnvPass), Credential: a.s.cred, Shim: a.s.opt.Shim,
 	})
 	if err != nil {
 		return nil, &failure{restart.Spawn, err.Error()}
@@ -89,7 +90,7 @@ func (a *adapter) start(ctx context.Context) (*run, error) {
 		}
 		// An adapter that exited by itself says more by its exit.
 		if st, werr := r.proc.ExitStatus(); werr == nil && !(st.Signaled() && st.Signal == syscall.SIGKILL) {
-			err = fmt.Errorf("%w; the adapter %s", err, exitWords(st))
+			err = fmt.Errorf("%w; the adapter %s", err, a.exitWords(st, notKilled))
 		}
 		return nil, err
 	}
@@ -173,6 +174,11 @@ func (a *adapter) prepareStateDir(dir string) error {
 // kill ends a run at once (section 1: SIGKILL to the whole group), reaps
 // it and kills what escaped the group.
 func (a *adapter) kill(r *run) {
+	select {
+	case <-r.proc.Wait():
+	default:
+		r.killed = killedAtOnce
+	}
 	if err := r.proc.Kill(); err != nil {
 		a.log.Warn("kill adapter", "err", err)
 	}
@@ -210,6 +216,11 @@ func (a *adapter) stop(r *run, why string, book func()) {
 	if len(rep.Remaining) > 0 || rep.Err != nil {
 		a.log.Error("adapter stop left processes", "remaining", rep.Remaining, "err", rep.Err)
 	}
+	for _, s := range rep.Signals {
+		if s.Group && s.Signal == syscall.SIGKILL {
+			r.killed = killedAfterStop
+		}
+	}
 	a.mu.Lock()
 	a.lastStop = &rep
 	a.mu.Unlock()
@@ -246,7 +257,7 @@ func (a *adapter) finish(r *run) {
 	select {
 	case <-r.proc.Wait():
 		if st, err := r.proc.ExitStatus(); err == nil {
-			a.lastExit = exitWords(st)
+			a.lastExit = a.exitWords(st, r.killed)
 		}
 	default:
 	}
@@ -301,14 +312,12 @@ func (a *adapter) endReason(r *run) error {
 
 func (a *adapter) exitReason(r *run) error {
 	st, _ := r.proc.ExitStatus()
-	return errors.New("the adapter " + exitWords(st))
+	return errors.New("the adapter " + a.exitWords(st, notKilled))
 }
 
-func exitWords(st process.ExitStatus) string {
-	if st.Signaled() {
-		return "was killed by signal " + st.Signal.String()
-	}
-	return fmt.Sprintf("exited with code %d", st.Code)
+// exitWords says how the adapter ended, with the stop's schedule.
+func (a *adapter) exitWords(st process.ExitStatus, by killer) string {
+	return exitWords(st, by, a.s.opt.Timing.Stop.Kill)
 }
 
 func (a *adapter) stopReport() *process.StopReport {

@@ -80,6 +80,11 @@ type Options struct {
 	// LookupEnv reads the gateway's environment for the manifests'
 	// env_pass; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Shim is the executable that starts each adapter and kills its whole
+	// tree should the gateway die (process.Spec.Shim): the gateway's own
+	// binary. "" starts adapters directly, and a gateway killed with
+	// SIGKILL then leaves their children behind.
+	Shim string
 
 	// canSwitchUsers replaces the capability check in tests.
 	canSwitchUsers func() bool

@@ -30,7 +30,7 @@ type config struct {
 	noShutdownReply bool
 	ignoreSIGTERM   bool
 	exitAtStart     *int
-	fork            string // "", forkChild, forkSetsid or forkGrandchild
+	fork            []string // forkChild, forkSetsid or forkGrandchild, in order
 	probe           string
 	script          []step
 	values          map[string]json.RawMessage
@@ -72,10 +72,10 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 	fs.BoolVar(&c.noShutdownReply, "no-shutdown-reply", false, "do not answer shutdown, and do not exit on it")
 	fs.BoolVar(&c.ignoreSIGTERM, "ignore-sigterm", false, "ignore SIGTERM and never exit by itself (shutdown, stdin EOF)")
 	fs.Func("exit-at-start", "exit with this code right after writing start.json", intPtr(&c.exitAtStart))
-	fs.Func("fork", "after initialized, leave a sleeping process: child, setsid or grandchild-setsid", func(s string) error {
+	fs.Func("fork", "after initialized, leave a sleeping process: child, setsid or grandchild-setsid (repeatable)", func(s string) error {
 		switch s {
 		case forkChild, forkSetsid, forkGrandchild:
-			c.fork = s
+			c.fork = append(c.fork, s)
 			return nil
 		}
 		return fmt.Errorf("want %s, %s or %s", forkChild, forkSetsid, forkGrandchild)

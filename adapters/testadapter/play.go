@@ -20,8 +20,8 @@ const chunk = 64 << 10
 // afterInitialized runs once the daemon sent initialized: the fork, whose
 // pids are recorded first, then the script. Any failure ends the program.
 func (a *adapter) afterInitialized() {
-	if a.cfg.fork != "" {
-		if err := a.forkSleeper(a.cfg.fork); err != nil {
+	for _, mode := range a.cfg.fork {
+		if err := a.forkSleeper(mode); err != nil {
 			a.fatal("fork", err)
 			return
 		}

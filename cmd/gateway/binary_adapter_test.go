@@ -9,11 +9,15 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhal/gateway/supervisor/manifest"
 )
 
 // Whole-binary tests of the adapters (adapter protocol 1): installing
@@ -252,5 +256,129 @@ func TestBinaryAdapterDiesWithGateway(t *testing.T) {
 			t.Fatalf("the notifier (pid %d) still runs %s after the gateway was killed", pid, waitLong)
 		}
 		<-time.After(20 * time.Millisecond)
+	}
+}
+
+// TestBinaryAdapterTreeDiesWithGateway: a gateway killed with SIGKILL
+// leaves no process of its adapters behind. The adapter (running as
+// nobody) leaves a sleeper in its process group, one in a session of its
+// own and one re-parented from a child that called setsid and exited, all
+// ignoring SIGTERM; the death signal reaches the adapter alone, and its
+// shim, which learns of the gateway's death, kills the rest: every one is
+// gone within 1 s of the kill.
+func TestBinaryAdapterTreeDiesWithGateway(t *testing.T) {
+	t.Parallel()
+	man := `{"name":"forker","version":"0.1.0","kind":"service","exec":"testadapter",
+ "args":["--fork","child","--fork","setsid","--fork","grandchild-setsid"],
+ "env_pass":[],"grant":{"level":"read","scope":[]},"devices":[],"timeouts":{"request_ms":10000}}`
+	src := buildAdapter(t, "../../adapters/testadapter", "testadapter", []byte(man))
+	g, pid := adapterGateway(t, src, "forker")
+	if uid := procUID(t, pid); uid != nobodyUID(t) {
+		t.Errorf("adapter %d runs as uid %d, want nobody's", pid, uid)
+	}
+	pids := append(sleepers(t, filepath.Join(manifest.StateDir(g.dir, "forker"), "children.txt"), 3), pid)
+	for _, p := range pids {
+		if !alive(p) {
+			t.Fatalf("pid %d of the adapter is not running before the kill", p)
+		}
+	}
+	g.kill(t)
+	killed := time.Now()
+	// Nothing reports the end of a process that is not our child: polled.
+	for _, p := range pids {
+		for alive(p) {
+			if time.Since(killed) > time.Second {
+				t.Fatalf("pid %d of the adapter (%v) still runs %v after the gateway was killed", p, pids, time.Since(killed))
+			}
+			<-time.After(10 * time.Millisecond)
+		}
+	}
+}
+
+// sleepers waits for n pids in the test adapter's children.txt at path.
+func sleepers(t *testing.T, path string, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		b, _ := os.ReadFile(path)
+		if lines := strings.Fields(string(b)); len(lines) >= n {
+			var pids []int
+			for _, l := range lines {
+				p, err := strconv.Atoi(l)
+				if err != nil {
+					t.Fatalf("%s: %q", path, b)
+				}
+				pids = append(pids, p)
+			}
+			return pids
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s holds %q after %v, want %d pids", path, b, waitLong, n)
+		}
+		<-time.After(20 * time.Millisecond) // written by another process: polled
+	}
+}
+
+// procUID is the real uid pid runs as.
+func procUID(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(b), "\nUid:")
+	var uid int
+	if _, err := fmt.Sscan(rest, &uid); err != nil {
+		t.Fatalf("uid of %d: %v", pid, err)
+	}
+	return uid
+}
+
+func nobodyUID(t *testing.T) int {
+	t.Helper()
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	return uid
+}
+
+// TestBinaryDevicesStartsNoTool: `gateway devices` shows the last known
+// values and reads nothing: a tool adapter's device is listed without
+// the tool being started (the test adapter writes start.json in its home
+// when it starts). `gateway read` starts it and measures; the listing
+// then shows that value, with its age.
+func TestBinaryDevicesStartsNoTool(t *testing.T) {
+	t.Parallel()
+	man := `{"name":"meter","version":"0.1.0","kind":"tool","exec":"testadapter","args":["--values","{\"volts\":3.5}"],
+ "env_pass":[],"grant":{"level":"read","scope":[]},
+ "devices":[{"id":"volts","kind":"sensor","access":"r","risk":"low","schema":{"type":"number"}}],"timeouts":{"request_ms":10000}}`
+	src := buildAdapter(t, "../../adapters/testadapter", "testadapter", []byte(man))
+	state, cfg := installAdapter(t, src, "meter", "")
+	g := startGatewayWith(t, state, 8, "--config", cfg)
+	started := filepath.Join(manifest.StateDir(state, "meter"), "start.json")
+	row := regexp.MustCompile(`(?m)^meter\.volts\s+sensor\s+r\s+low\s+\S+\s+(.*?)\s+-$`)
+
+	out := gwOK(t, "devices", "--state-dir", state)
+	if m := row.FindStringSubmatch(out); m == nil || m[1] != "-" {
+		t.Errorf("devices before any read:\n%s\nwant meter.volts with no value", out)
+	}
+	if _, err := os.Stat(started); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the listing started the tool (%s: %v)", started, err)
+	}
+	if st := adapterStatusJSON(t, g, "meter"); st.State == "running" || st.State == "starting" {
+		t.Fatalf("the tool is %s after the listing", st.State)
+	}
+
+	if got := strings.TrimSpace(gwOK(t, "read", "meter.volts", "--state-dir", state)); got != "3.5" {
+		t.Errorf("read meter.volts: %q, want 3.5", got)
+	}
+	if _, err := os.Stat(started); err != nil {
+		t.Errorf("read did not start the tool: %v", err)
+	}
+	out = gwOK(t, "devices", "--state-dir", state)
+	if m := row.FindStringSubmatch(out); m == nil || !regexp.MustCompile(`^3\.5 \((just now|\d+s ago)\)$`).MatchString(m[1]) {
+		t.Errorf("devices after the read:\n%s\nwant meter.volts 3.5 with its age", out)
 	}
 }

@@ -79,7 +79,7 @@ func TestBinarySafeNone(t *testing.T) {
 	g.err.waitFor(t, 0, `level=WARN msg="configuration: none: an emergency stop leaves sim.fan as it is \(keeps the rack cool\)" field=devices.sim.fan.safe`, waitLong)
 	admin := func(args ...string) []string { return append(args, "--hub", g.tcp, "--state-dir", state) }
 	gwOK(t, admin("write", "sim.fan", "70")...)
-	if out := gwOK(t, admin("devices")...); !regexp.MustCompile(`(?m)^sim\.fan\s+pwm\s+rw\s+low\s+ok, no safe value\s+70 %\s+Fan$`).MatchString(out) {
+	if out := gwOK(t, admin("devices")...); !regexp.MustCompile(`(?m)^sim\.fan\s+pwm\s+rw\s+low\s+ok, no safe value\s+70 % \((?:just now|\d+s ago)\)\s+Fan$`).MatchString(out) {
 		t.Errorf("devices printed\n%s", out)
 	}
 	ledOnly := g.addToken(t, "led-only", "control_low", "--devices", "sim.led")

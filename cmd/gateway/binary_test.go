@@ -160,10 +160,10 @@ func checkDevicesTable(t *testing.T, out string) {
 	if len(lines) != 1+len(simDevices) || !regexp.MustCompile(`^ID\s+KIND\s+ACCESS\s+RISK\s+STATE\s+VALUE\s+LABEL$`).MatchString(lines[0]) {
 		t.Fatalf("devices printed:\n%s", out)
 	}
-	if !slices.ContainsFunc(lines, regexp.MustCompile(`^sim\.led\s+gpio\.output\s+rw\s+low\s+ok\s+true\s+LED$`).MatchString) {
+	if !slices.ContainsFunc(lines, regexp.MustCompile(`^sim\.led\s+gpio\.output\s+rw\s+low\s+ok\s+true \((?:just now|\d+[smh] ago)\)\s+LED$`).MatchString) {
 		t.Errorf("devices does not show sim.led on:\n%s", out)
 	}
-	if !slices.ContainsFunc(lines, regexp.MustCompile(`^sim\.fan\s+pwm\s+rw\s+low\s+ok\s+\d+ %\s+Fan$`).MatchString) {
+	if !slices.ContainsFunc(lines, regexp.MustCompile(`^sim\.fan\s+pwm\s+rw\s+low\s+ok\s+\d+ % \((?:just now|\d+[smh] ago)\)\s+Fan$`).MatchString) {
 		t.Errorf("devices does not show sim.fan's unit and label:\n%s", out)
 	}
 }

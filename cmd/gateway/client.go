@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"text/tabwriter"
 	"time"
@@ -49,7 +48,10 @@ type clientFlags struct {
 	fingerprint string
 	stateDir    string
 	json        bool
-	timeout     time.Duration
+	// hubGiven: --hub or $GATEWAY_HUB named the hub, or chooseHub settled
+	// it; stateDirGiven: --state-dir was given.
+	hubGiven, stateDirGiven bool
+	timeout                 time.Duration
 
 	// hubName is the --hub NAME resolveHub (hubname.go) found, with
 	// trustAnnounced, its --trust-announced.
@@ -63,15 +65,18 @@ type clientFlags struct {
 func newClientFlags(name, synopsis string, timed bool, _ io.Writer) (*flag.FlagSet, *clientFlags) {
 	f := &clientFlags{}
 	fs := newFlagSet(name, synopsis)
-	hub := defaultHub
+	// Registered empty, so that the usage shows no one default: which hub
+	// is chosen when none is given is chooseHub's.
+	fs.Var(givenFlag{&f.hub, &f.hubGiven}, "hub", "the hub's `URL` (ws://, wss://, tcp://, tls:// or unix://) or a gateway's name on the LAN (gateway discover); default $GATEWAY_HUB, else the gateway running on the state directory, else "+defaultHub)
+	f.hub = defaultHub
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
-		hub = h
+		f.hub, f.hubGiven = h, true
 	}
-	fs.StringVar(&f.hub, "hub", hub, "the hub's `URL` (ws://, wss://, tcp://, tls:// or unix://), or a gateway's name on the LAN (gateway discover); $GATEWAY_HUB sets the default")
 	addTrustFlag(fs, &f.trustAnnounced)
 	fs.StringVar(&f.token, "token", "", "the access `token` (default $GATEWAY_TOKEN, else admin.token in the state directory)")
 	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate, as its log shows at start (default $GATEWAY_FINGERPRINT)")
-	fs.StringVar(&f.stateDir, "state-dir", defaultStateDir(), "the gateway's state `directory`, where admin.token is")
+	f.stateDir = defaultStateDir()
+	fs.Var(givenFlag{&f.stateDir, &f.stateDirGiven}, "state-dir", "the gateway's state `directory`, where admin.token is and the running gateway says where it listens")
 	fs.BoolVar(&f.json, "json", false, "machine-readable output")
 	f.timeout = 10 * time.Second
 	if timed {
@@ -179,7 +184,7 @@ func (f *clientFlags) options(tok string) halclient.Options {
 
 // dial connects to the hub and explains a missing or refused token.
 func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
-	if err := f.resolveHub(ctx); err != nil {
+	if err := f.pickHub(ctx); err != nil {
 		return nil, err
 	}
 	tok, from := f.resolveToken()
@@ -271,7 +276,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	defer c.Close() // the table reads each device's value on it too
+	defer c.Close() // the table asks for the last known values on it too
 	raw, err := f.call(ctx, c, openhal.MethodDevicesList, nil, "")
 	if err != nil {
 		return err
@@ -283,7 +288,7 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("decode the device list: %w", err)
 	}
-	values := readValues(ctx, c, res.Devices)
+	values := knownValues(ctx, c, res.Devices)
 	printStopBanner(stdout, c.Init().Stopped)
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tKIND\tACCESS\tRISK\tSTATE\tVALUE\tLABEL")
@@ -300,30 +305,6 @@ func cmdDevices(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", d.ID, d.Kind, d.Access, d.Risk, state, values[i], label)
 	}
 	return tw.Flush()
-}
-
-// readValues reads the readable devices that are not offline, a few at a
-// time, and writes each value with its unit; a value that cannot be read
-// shows as "-".
-func readValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor) []string {
-	out := make([]string, len(devs))
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i, d := range devs {
-		out[i] = "-"
-		if !d.Access.CanRead() || d.State == device.StateOffline {
-			continue
-		}
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			if v, err := c.Read(ctx, d.ID, -1); err == nil {
-				out[i] = valueWithUnit(d.Schema, v.Value)
-			}
-		})
-	}
-	wg.Wait()
-	return out
 }
 
 // formatValue writes a value as JSON, so that the string "true" and the
@@ -501,7 +482,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	if err := f.resolveHub(ctx); err != nil {
+	if err := f.pickHub(ctx); err != nil {
 		return err
 	}
 	tok, from := f.resolveToken()

@@ -156,6 +156,10 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 		Version:  version,
 		User:     cfg.Adapters.User,
 		Log:      log.With("part", "supervisor"),
+		// This very binary, whatever becomes of its file (an upgrade
+		// replacing it): each adapter's shim, which kills the adapter's
+		// whole tree if the gateway dies.
+		Shim: "/proc/self/exe",
 	})
 	if err != nil {
 		return err
@@ -187,6 +191,11 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 	if err != nil {
 		return err
 	}
+	// Beside the lock: the client commands given this state directory
+	// reach this gateway, and no other (statedir.Record).
+	if err := statedir.Record(stateDir, opened.rec.Hubs, opened.rec.Fingerprint); err != nil {
+		log.Warn("the client commands will not find this gateway by its state directory", "err", err)
+	}
 	withdraw := announceHub(cfg, stateDir, opened, httpOpt, log)
 	// The announcements first: nobody should find a listener that is
 	// closing. Then the MCP sessions: their open streams would hold the
@@ -208,6 +217,9 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 	log.Info("ready", "devices", len(reg.List()), "conformance", cfg.Hub.Conformance, "adapters", len(cfg.Adapters.Enabled))
 	<-stop.Done()
 	shutdown(cfg, notifier, hub, sup, stopListeners, log)
+	if err := statedir.Forget(stateDir); err != nil {
+		log.Warn("stopped", "err", err)
+	}
 	return nil
 }
 
@@ -413,7 +425,8 @@ func hubLimits(l board.Limits) halhub.Limits {
 type listening struct {
 	stop        func() // closes every listener
 	network     []announce.Listener
-	fingerprint string // of the TLS listeners' certificate
+	fingerprint string           // of the TLS listeners' certificate
+	rec         statedir.Running // the hubs' URLs and fingerprint, recorded in the state directory
 }
 
 // listen opens every configured listener, and closes those already open
@@ -421,6 +434,7 @@ type listening struct {
 // nothing half open.
 func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub.Hub, sockets *systemd.Sockets, httpOpt halhub.HTTPOptions, log *slog.Logger) (_ listening, err error) {
 	var network []announce.Listener
+	var rec statedir.Running
 	var closers []func()
 	// Not the named result: a failing return sets that to nil before the
 	// deferred call below runs.
@@ -443,6 +457,7 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 			return listening{}, err
 		}
 		tlsConf, fingerprint = tlscert.ServerConfig(cert), tlscert.Fingerprint(cert)
+		rec.Fingerprint = fingerprint
 	}
 	for _, t := range []struct {
 		name, addr        string // in the configuration
@@ -489,6 +504,7 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 			attrs = append(attrs, "socket", "systemd")
 		}
 		log.Info("listening", attrs...)
+		rec.Hubs = append(rec.Hubs, url)
 		if t.web && httpOpt.Console != nil {
 			log.Info("console", "url", consoleURL(t.secure, ln.Addr()))
 		}
@@ -504,9 +520,10 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 		ln = hub.Guard("unix", ln, nil)
 		go serveLines(hub, ln, log)
 		closers = append(closers, func() { ln.Close() })
+		rec.Hubs = append(rec.Hubs, "unix://"+l.Unix)
 		log.Info("listening", "transport", "unix", "url", "unix://"+l.Unix, "addr", l.Unix, "group", group)
 	}
-	return listening{stop: stop, network: network, fingerprint: fingerprint}, nil
+	return listening{stop: stop, network: network, fingerprint: fingerprint, rec: rec}, nil
 }
 
 // listenTCP takes the socket systemd passed as name, or listens at addr,

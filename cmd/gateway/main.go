@@ -15,6 +15,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/openhal/gateway/supervisor/process"
 )
 
 // Stamped by the Makefile (-ldflags -X).
@@ -64,6 +66,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case process.ShimCommand: // hidden: the gateway starts its adapters through it
+		return process.ShimMain(args[1:])
 	case "-h", "-help", "--help":
 		usage(stdout, cmds)
 		return 0

@@ -32,6 +32,9 @@ const noRaceSleep = "GORACE=atexit_sleep_ms=0"
 func helperEnv(mode string) []string { return []string{modeEnv + "=" + mode, noRaceSleep} }
 
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == ShimCommand {
+		os.Exit(ShimMain(os.Args[2:]))
+	}
 	if mode := os.Getenv(modeEnv); mode != "" {
 		os.Exit(helperMain(mode))
 	}
@@ -132,6 +135,30 @@ func helperMain(mode string) int {
 		say("pid %d", p.Pid())
 		say("ready")
 		return linger()
+	case "intermediate-shim": // starts a "tree" adapter through the shim, then waits to be killed
+		p, err := Start(context.Background(), Spec{Path: os.Args[0], Env: helperEnv("tree"), Shim: os.Args[0]})
+		if err != nil {
+			say("error %v", err)
+			return 1
+		}
+		go io.Copy(os.Stdout, p.Stdout) // the tree's pids
+		say("pid %d", p.Pid())
+		return linger()
+	case "tree": // a child in the group, one in a session of its own, and a re-parented setsid grandchild
+		if err := self("linger", false).Start(); err != nil {
+			say("error %v", err)
+			return 1
+		}
+		if err := self("linger", true).Start(); err != nil {
+			say("error %v", err)
+			return 1
+		}
+		if err := self("daemonize", false).Run(); err != nil {
+			say("error %v", err)
+			return 1
+		}
+		say("ready")
+		return linger()
 	case "env": // prints its environment and working directory
 		for _, kv := range os.Environ() {
 			say("env %s", kv)
@@ -159,7 +186,13 @@ type adapter struct {
 
 func startHelper(t *testing.T, mode string, args ...string) *adapter {
 	t.Helper()
-	p, err := Start(context.Background(), Spec{Path: os.Args[0], Args: args, Env: helperEnv(mode)})
+	return startSpec(t, Spec{Path: os.Args[0], Args: args, Env: helperEnv(mode)})
+}
+
+// startSpec starts a helper as spec says (a shim, a credential).
+func startSpec(t *testing.T, spec Spec) *adapter {
+	t.Helper()
+	p, err := Start(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +270,20 @@ func (a *adapter) shutdown(t *testing.T) func() <-chan struct{} {
 func gone(pid int) bool {
 	_, err := os.Stat("/proc/" + strconv.Itoa(pid))
 	return os.IsNotExist(err)
+}
+
+// goneWithin waits until no process pid exists, for at most d: a process
+// that is not our child (one the shim reaps) is gone when its reaper says
+// so, and nothing tells us.
+func goneWithin(pid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !gone(pid) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond) // polled: no event for another's reap
+	}
+	return true
 }
 
 func must[T any](v T, err error) T {

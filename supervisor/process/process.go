@@ -35,6 +35,7 @@ type Proc struct {
 
 	pid   int
 	start uint64 // start time in clock ticks since boot, from /proc
+	shim  int    // the shim's pid, 0 if started without one
 
 	stdin, stdout, stderr *os.File
 
@@ -105,7 +106,12 @@ func Start(ctx context.Context, spec Spec) (*Proc, error) {
 		},
 	}
 	started := make(chan error, 1)
-	go p.run(cmd, started)
+	if spec.Shim == "" {
+		go p.run(cmd, started)
+	} else if err := p.startShim(cmd, spec, started); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("start %s: %w", spec.Path, err)
+	}
 	if err := <-started; err != nil {
 		closeAll()
 		return nil, fmt.Errorf("start %s: %w", spec.Path, err)

@@ -24,6 +24,12 @@ type Proc struct {
 	Stderr io.Reader
 }
 
+// ShimMain has no shim to run here: adapters run on Linux only.
+func ShimMain([]string) int {
+	fmt.Println("adapter-shim:", ErrUnsupported)
+	return 2
+}
+
 // Start fails with ErrUnsupported.
 func Start(_ context.Context, spec Spec) (*Proc, error) {
 	return nil, fmt.Errorf("start %s: %w", spec.Path, ErrUnsupported)

@@ -203,7 +203,8 @@ func newSweep(p *Proc) (*sweep, error) {
 
 // collect adds the processes of p not yet pinned: members of its group,
 // everything below the leader or a member in the parent tree, setsid
-// orphans re-parented to us since p started, and everything below those.
+// orphans re-parented to us since p started or below p's shim, and
+// everything below those.
 // It reports whether it found any new one.
 func (sw *sweep) collect(p *Proc) (bool, error) {
 	all, err := scan()
@@ -220,6 +221,11 @@ func (sw *sweep) collect(p *Proc) (bool, error) {
 	}
 	for _, s := range orphans(all, p.start) {
 		roots = append(roots, s.pid)
+	}
+	if p.shim != 0 {
+		// Started through a shim, a subreaper: whatever left the leader's
+		// tree was re-parented to the shim, not to us.
+		roots = append(roots, descendants(all, p.shim)...)
 	}
 	found := false
 	for _, pid := range append(roots[1:], descendants(all, roots...)...) {

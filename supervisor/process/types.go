@@ -10,6 +10,10 @@ import (
 // the supervisor's status (and the client commands that print it) build
 // on every system; running processes is Linux only (process.go).
 
+// ShimCommand is the argument that makes the gateway's binary (or a test
+// binary) run ShimMain.
+const ShimCommand = "adapter-shim"
+
 // Spec says what to run and as whom.
 type Spec struct {
 	// Path is the executable. It is not looked up in PATH.
@@ -24,6 +28,12 @@ type Spec struct {
 	Env []string
 	// Credential is the user and groups to run as; nil runs as ourselves.
 	Credential *Credential
+	// Shim, if set, is an executable that runs ShimMain when its first
+	// argument is ShimCommand (the gateway's own binary): the process is
+	// then started through it, so that nothing it starts outlives the
+	// gateway (see shim.go). Pid, signals, exit status and streams are the
+	// process's own either way.
+	Shim string
 }
 
 // ExitStatus is how a process ended: an exit code or a signal.

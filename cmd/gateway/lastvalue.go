@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/halhub"
+)
+
+// knownValues are the devices' last known values as the table shows them,
+// with their unit and age ("21.5 °C (4s ago)"), "-" for none. They come
+// from the Hub's memory (halhub.MethodValues): listing reads no device, starts no
+// adapter and waits for none. A gateway without the method shows "-".
+func knownValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor) []string {
+	out := make([]string, len(devs))
+	for i := range out {
+		out[i] = "-"
+	}
+	var res halhub.ValuesResult
+	if err := c.Call(ctx, halhub.MethodValues, nil, &res); err != nil {
+		return out
+	}
+	byID := make(map[string]halhub.LastValue, len(res.Values))
+	for _, v := range res.Values {
+		byID[v.Device] = v
+	}
+	for i, d := range devs {
+		if v, ok := byID[d.ID]; ok {
+			out[i] = valueWithUnit(d.Schema, v.Value) + " (" + ageWords(time.Duration(v.AgeMs)*time.Millisecond) + ")"
+		}
+	}
+	return out
+}
+
+// ageWords says how old a value is, to the unit that matters: "just now",
+// "4s ago", "3m ago", "2h ago", "5d ago".
+func ageWords(age time.Duration) string {
+	switch {
+	case age < time.Second:
+		return "just now"
+	case age < time.Minute:
+		return fmt.Sprintf("%ds ago", int(age/time.Second))
+	case age < time.Hour:
+		return fmt.Sprintf("%dm ago", int(age/time.Minute))
+	case age < 48*time.Hour:
+		return fmt.Sprintf("%dh ago", int(age/time.Hour))
+	}
+	return fmt.Sprintf("%dd ago", int(age/(24*time.Hour)))
+}
