@@ -8,8 +8,10 @@ BIN      := bin/gateway
 HALBENCH := bin/halbench
 BENCHFLAGS ?=
 FUZZTIME ?= 30s
-# Fuzz targets as package:Target.
-FUZZ_TARGETS := ./jsonrpc:FuzzDecodeHAL ./jsonrpc:FuzzDecodeAdapter ./halhub:FuzzHandle
+# Fuzz targets as package:Target. Each keeps its corpus in the repo, in
+# PACKAGE/testdata/fuzz/TARGET (docs/testing.md, "Fuzzing").
+FUZZ_TARGETS := ./jsonrpc:FuzzDecodeHAL ./jsonrpc:FuzzDecodeAdapter ./halhub:FuzzHandle \
+	./board:FuzzParse ./supervisor/manifest:FuzzParse
 
 # Example adapters, built into installable folders under bin/adapters
 # (gateway adapter install bin/adapters/NAME), and the adapters shipped
@@ -148,13 +150,16 @@ bench: build
 	$(GO) build -o $(HALBENCH) ./cmd/halbench
 	./$(HALBENCH) --gateway $(BIN) $(BENCHFLAGS)
 
-# Runs each fuzz target for FUZZTIME (make fuzz FUZZTIME=10m).
+# Runs each fuzz target for FUZZTIME (make fuzz FUZZTIME=10m), one after
+# the other, then lists what the fuzzers left in testdata/fuzz: a failing
+# input is written there, to be fixed and committed with its fix.
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		pkg=$${t%%:*}; name=$${t##*:}; \
 		echo "fuzz $$pkg $$name for $(FUZZTIME)"; \
 		$(GO) test -run='^$$' -fuzz="^$$name\$$" -fuzztime=$(FUZZTIME) $$pkg; \
 	done
+	@git status --short -- '*testdata/fuzz/*' 2>/dev/null || true
 
 clean:
 	rm -rf bin
