@@ -32,7 +32,7 @@ type chipBus struct {
 	held  chan struct{} // closed to let a held transfer go
 }
 
-func (b *chipBus) String() string                   { return "fake-i2c" }
+func (b *chipBus) String() string                    { return "fake-i2c" }
 func (b *chipBus) SetSpeed(f physic.Frequency) error { return nil }
 
 // Tx fails as the fault says. A NAK reads as periph's sysfs bus reports
