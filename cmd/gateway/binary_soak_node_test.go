@@ -126,8 +126,8 @@ func describeProcs(pids []int) []string {
 		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		var ppid, sid string
 		if i := strings.LastIndexByte(string(stat), ')'); i >= 0 {
-			if f := strings.Fields(string(stat[i+1:])); len(f) > 4 {
-				ppid, sid = f[1], f[4]
+			if f := strings.Fields(string(stat[i+1:])); len(f) > 3 { // state ppid pgrp session
+				ppid, sid = f[1], f[3]
 			}
 		}
 		out = append(out, fmt.Sprintf("pid %d ppid %s sid %s %q", pid, ppid, sid, strings.ReplaceAll(strings.TrimRight(string(cmd), "\x00"), "\x00", " ")))
