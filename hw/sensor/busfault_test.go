@@ -1,10 +1,9 @@
 package sensor_test
 
 import (
-	"fmt"
+	"errors"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -44,7 +43,7 @@ func (b *chipBus) Tx(addr uint16, w, r []byte) error {
 	b.mu.Unlock()
 	switch fault {
 	case "nak":
-		return fmt.Errorf("sysfs-i2c: %v", syscall.EREMOTEIO)
+		return errors.New("sysfs-i2c: remote I/O error") // EREMOTEIO, as periph words it
 	case "hold":
 		<-held
 	}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"syscall"
 )
 
 // ErrCorrupt is matched (errors.Is) by a driver's error for a reading
@@ -24,8 +23,7 @@ func (e *faultError) Error() string { return e.words + " (" + e.err.Error() + ")
 func (e *faultError) Unwrap() error { return e.err }
 
 // explain puts the faults of the bus a person can do something about into
-// words: a sensor that does not acknowledge (Linux's i2c-dev says
-// EREMOTEIO or ENXIO for a NAK, EIO on some controllers) and a damaged
+// words: a sensor that does not acknowledge (isNAK) and a damaged
 // reading. Other errors are the driver's own words already.
 func explain(err error) error {
 	switch {
@@ -45,16 +43,18 @@ func timeoutWords(after fmt.Stringer) string {
 	return "no measurement within " + after.String() + ": the sensor or its bus is stuck (a device may be holding the bus); it is measured again at the next poll"
 }
 
-// nakErrnos are what Linux's i2c-dev answers for a transfer nobody
-// acknowledged (EREMOTEIO from most controllers, ENXIO or EIO from some).
-var nakErrnos = []syscall.Errno{syscall.EREMOTEIO, syscall.ENXIO, syscall.EIO}
+// nakWords are the texts of the errnos Linux's i2c-dev answers for a
+// transfer nobody acknowledged: EREMOTEIO from most controllers, ENXIO
+// or EIO from some. periph's sysfs bus formats the errno into its error
+// ("sysfs-i2c: remote I/O error"), so only the words are left to match;
+// the words, unlike the errno constants, exist on every system the
+// client builds for.
+var nakWords = []string{"remote I/O error", "no such device or address", "input/output error"}
 
-// isNAK reports whether err is a transfer nobody acknowledged. periph's
-// sysfs bus formats the errno into its text ("sysfs-i2c: remote I/O
-// error"), so the errno's own words are matched as well as the value.
+// isNAK reports whether err is a transfer nobody acknowledged.
 func isNAK(err error) bool {
-	for _, e := range nakErrnos {
-		if errors.Is(err, e) || strings.HasSuffix(err.Error(), e.Error()) {
+	for _, w := range nakWords {
+		if strings.HasSuffix(err.Error(), w) {
 			return true
 		}
 	}
