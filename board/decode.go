@@ -26,14 +26,38 @@ type decoder struct {
 	faults []fault
 	lines  map[string]int  // path -> line of its value in the file
 	bad    map[string]bool // paths with a fault of form
+	// left is how many more values the decoder may visit. An alias
+	// (*name) is followed where it stands, so a file of a few lines
+	// whose anchors nest aliases ("billion laughs") would otherwise be
+	// walked for ever.
+	left int
 }
+
+// maxValues bounds the values of one file, aliases expanded: far more
+// than any board has, far less than takes a noticeable time.
+const maxValues = 100_000
 
 type fault struct {
 	FieldError
 	line int
 }
 
-func newDecoder() *decoder { return &decoder{lines: map[string]int{}, bad: map[string]bool{}} }
+func newDecoder() *decoder {
+	return &decoder{lines: map[string]int{}, bad: map[string]bool{}, left: maxValues}
+}
+
+// errTooMany is the fault of a file past maxValues.
+var errTooMany = fmt.Errorf("more than %d values once its aliases (*name) are expanded: refused rather than read for ever", maxValues)
+
+// spend counts one value against maxValues; past it, the first value
+// refused carries the fault and the rest are skipped.
+func (d *decoder) spend(path string, n *yaml.Node) bool {
+	d.left--
+	if d.left == -1 {
+		d.fail(path, n.Line, "%v", errTooMany)
+	}
+	return d.left >= 0
+}
 
 // decode parses data onto the defaults already in c, collecting the faults
 // of form. It returns an error only when data is not YAML at all.
@@ -141,6 +165,9 @@ type nodeDecoder interface {
 
 // value decodes n into v, whose field path is path.
 func (d *decoder) value(path string, n *yaml.Node, v reflect.Value) {
+	if !d.spend(path, n) {
+		return
+	}
 	d.lines[path] = n.Line
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
@@ -274,7 +301,7 @@ func (d *decoder) list(path string, n *yaml.Node, v reflect.Value) {
 // bool, float64, string, map[string]any, []any. Null is refused: a
 // device value is never nothing.
 func (d *decoder) plain(path string, n *yaml.Node, v reflect.Value) {
-	x, err := plainValue(n)
+	x, err := plainValue(n, &d.left)
 	switch {
 	case err != nil:
 		d.fail(path, n.Line, "%v", err)
@@ -285,7 +312,11 @@ func (d *decoder) plain(path string, n *yaml.Node, v reflect.Value) {
 	}
 }
 
-func plainValue(n *yaml.Node) (any, error) {
+// plainValue converts n, counting each value against *left.
+func plainValue(n *yaml.Node, left *int) (any, error) {
+	if *left--; *left < 0 {
+		return nil, errTooMany
+	}
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
 	}
@@ -293,7 +324,7 @@ func plainValue(n *yaml.Node) (any, error) {
 	case yaml.SequenceNode:
 		out := make([]any, len(n.Content))
 		for i, item := range n.Content {
-			x, err := plainValue(item)
+			x, err := plainValue(item, left)
 			if err != nil {
 				return nil, err
 			}
@@ -310,7 +341,7 @@ func plainValue(n *yaml.Node) (any, error) {
 			if _, dup := out[key.Value]; dup {
 				return nil, fmt.Errorf("line %d: %s set twice", key.Line, key.Value)
 			}
-			x, err := plainValue(n.Content[i+1])
+			x, err := plainValue(n.Content[i+1], left)
 			if err != nil {
 				return nil, err
 			}

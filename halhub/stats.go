@@ -3,6 +3,7 @@ package halhub
 import (
 	"fmt"
 	"io"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -61,4 +62,7 @@ func (h *Hub) writeMetrics(w io.Writer) {
 	counter("gateway_http_idle_closed_total", "HTTP keep-alive connections closed after their idle timeout.", h.stats.httpIdleClosed.Load())
 	counter("gateway_listener_accept_errors_total", "Accepts that failed for a reason not the peer's (each backed off).", h.stats.acceptErrors.Load())
 	gauge("gateway_listeners_backing_off", "Listeners backing off instead of accepting.", len(h.listenersDown()))
+	// Prometheus's own name: a goroutine leak shows as growth over a long
+	// run (make soak watches it); memory and descriptors are in /proc.
+	gauge("go_goroutines", "Goroutines of the gateway process.", runtime.NumGoroutine())
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,9 @@ func TestMetricsToken(t *testing.T) {
 		case http.StatusOK:
 			if !strings.Contains(body, "\ngateway_hal_connections 0\n") || !strings.HasPrefix(hdr.Get("Content-Type"), "text/plain") {
 				t.Errorf("%s: not Prometheus text: %s\n%s", tc.name, hdr.Get("Content-Type"), body)
+			}
+			if !regexp.MustCompile(`\ngo_goroutines [1-9][0-9]*\n`).MatchString(body) {
+				t.Errorf("%s: no go_goroutines (make soak watches it):\n%s", tc.name, body)
 			}
 		case http.StatusUnauthorized:
 			if !strings.HasPrefix(hdr.Get("WWW-Authenticate"), "Bearer") || strings.Contains(body, "gateway_") {

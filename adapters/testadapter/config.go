@@ -31,6 +31,8 @@ type config struct {
 	ignoreSIGTERM   bool
 	exitAtStart     *int
 	fork            []string // forkChild, forkSetsid or forkGrandchild, in order
+	chaos           time.Duration
+	chaosMode       string // chaosCrash, chaosHang or chaosAny
 	probe           string
 	script          []step
 	values          map[string]json.RawMessage
@@ -50,7 +52,7 @@ const (
 // parseFlags reads args (without the program name). Errors name the flag,
 // so that a test with a typo in its manifest fails with a readable log.
 func parseFlags(args []string, stderr io.Writer) (*config, error) {
-	c := &config{values: map[string]json.RawMessage{}}
+	c := &config{values: map[string]json.RawMessage{}, chaosMode: chaosAny}
 	fs := flag.NewFlagSet("testadapter", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.name, "name", "", "answer initialize with this name instead of echoing adapter.name")
@@ -79,6 +81,15 @@ func parseFlags(args []string, stderr io.Writer) (*config, error) {
 			return nil
 		}
 		return fmt.Errorf("want %s, %s or %s", forkChild, forkSetsid, forkGrandchild)
+	})
+	fs.DurationVar(&c.chaos, "chaos", 0, "crash or hang once, at a random moment within this long after initialized")
+	fs.Func("chaos-mode", "what --chaos does: crash, hang or any (default any)", func(s string) error {
+		switch s {
+		case chaosCrash, chaosHang, chaosAny:
+			c.chaosMode = s
+			return nil
+		}
+		return fmt.Errorf("want %s, %s or %s", chaosCrash, chaosHang, chaosAny)
 	})
 	fs.StringVar(&c.probe, "probe", "", "try to read this file and say in start.json whether it could")
 	fs.Func("script", "JSON array of steps run after initialized", func(s string) error {

@@ -18,13 +18,17 @@ import (
 const chunk = 64 << 10
 
 // afterInitialized runs once the daemon sent initialized: the fork, whose
-// pids are recorded first, then the script. Any failure ends the program.
+// pids are recorded first, then the chaos timer and the script. Any
+// failure ends the program.
 func (a *adapter) afterInitialized() {
 	for _, mode := range a.cfg.fork {
 		if err := a.forkSleeper(mode); err != nil {
 			a.fatal("fork", err)
 			return
 		}
+	}
+	if a.cfg.chaos > 0 {
+		go a.chaos(a.cfg.chaos, a.cfg.chaosMode)
 	}
 	for i, s := range a.cfg.script {
 		if err := a.play(s); err != nil {

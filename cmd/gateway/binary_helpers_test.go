@@ -314,6 +314,14 @@ func readyGatewayAt(t *testing.T, c *child, dir string, devices string) *gateway
 	t.Helper()
 	g := &gateway{child: c, dir: dir}
 	t.Cleanup(func() { g.checkLog(t) })
+	g.await(t, devices)
+	return g
+}
+
+// await follows g until it is ready with devices (a pattern) and notes
+// where it listens.
+func (g *gateway) await(t *testing.T, devices string) {
+	t.Helper()
 	g.err.waitFor(t, 0, `msg=ready devices=(?:`+devices+`) `, waitLong)
 	listening := regexp.MustCompile(`msg=listening transport=(\w+) url=(\S+) addr=(\S+)`)
 	for _, line := range strings.Split(g.err.text(), "\n") {
@@ -331,10 +339,9 @@ func readyGatewayAt(t *testing.T, c *child, dir string, devices string) *gateway
 	if g.ws == "" || g.tcp == "" {
 		t.Fatalf("the gateway did not log both its WebSocket and TCP URLs:\n%s", g.err.text())
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, "admin.token")); err == nil {
+	if b, err := os.ReadFile(filepath.Join(g.dir, "admin.token")); err == nil {
 		g.secret(strings.TrimSpace(string(b)))
 	}
-	return g
 }
 
 // secret notes a token that the log must never show.

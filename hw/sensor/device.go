@@ -266,6 +266,7 @@ func (d *Device) begin() *measurement {
 		if err == nil {
 			vals, err = d.check(vals)
 		}
+		err = explain(err)
 		d.mu.Lock()
 		d.cur = nil
 		d.mu.Unlock()
@@ -300,9 +301,7 @@ func (d *Device) check(vals map[string]float64) (map[string]float64, error) {
 // that meets it with TIMEOUT.
 type timeoutError struct{ after time.Duration }
 
-func (e timeoutError) Error() string {
-	return fmt.Sprintf("measurement timed out after %v", e.after)
-}
+func (e timeoutError) Error() string { return timeoutWords(e.after) }
 
 func (timeoutError) Is(target error) bool { return target == context.DeadlineExceeded }
 

@@ -449,7 +449,7 @@ func TestDeadline(t *testing.T) {
 	clk.Advance(interval)
 	f.waitStarted(t, 2) // hangs; its deadline is armed before it starts
 	clk.Advance(2 * time.Second)
-	timedOut := poll{state: device.StateFault, fault: "measurement timed out after 2s"}
+	timedOut := poll{state: device.StateFault, fault: timeoutWords(2 * time.Second)}
 	if got := pollDone(t, clk, rec, 1); !reflect.DeepEqual(got, timedOut) {
 		t.Fatalf("poll at the deadline: %+v, want %+v", got, timedOut)
 	}

@@ -4,6 +4,7 @@ package serial
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -17,9 +18,10 @@ import (
 	"github.com/openhal/gateway/device"
 )
 
-// MaxLine is the longest line kept, in bytes, without its delimiter. The
-// rest of a longer line is read and dropped, so that one line from the
-// instrument stays one value (and one answer) however long it is.
+// MaxLine is the longest line kept, in bytes, without its delimiter. A
+// longer line is read to its end and dropped, and puts the device in
+// fault (health), so that a line that never ends (a wrong delimiter) is
+// neither kept in memory nor taken for a value.
 const MaxLine = 4096
 
 // ErrOffline is matched (errors.Is) by the errors of writes to a device
@@ -258,41 +260,44 @@ func (d *LineDevice) serve(ctx context.Context, port io.ReadWriteCloser, r devic
 }
 
 // readLines reads port until it fails, and returns why.
+// Lines that are not text, too long or past the rate are judged by
+// health, which reports the device's fault in words. A line longer than
+// MaxLine is judged as soon as the buffer fills, not when (if ever) its
+// end comes; the rest of it, up to the delimiter, is read and dropped.
 func (d *LineDevice) readLines(port io.Reader, r device.Reporter) error {
-	br := bufio.NewReaderSize(port, MaxLine+1) // +1: room for the delimiter
+	br := bufio.NewReaderSize(port, MaxLine+2) // +2: room for a CR and the delimiter
+	var h health
+	skipping := false // in the rest of a line cut at MaxLine
 	for {
-		line, err := readLine(br, d.delim)
-		if err != nil {
-			return err
+		b, err := br.ReadSlice(d.delim)
+		full := errors.Is(err, bufio.ErrBufferFull)
+		if err != nil && !full {
+			return err // a last line without a delimiter is dropped
 		}
-		d.received(line, r)
+		if skipping {
+			skipping = full
+			continue
+		}
+		skipping = full
+		if !full {
+			b = b[:len(b)-1]
+		}
+		cut := full || len(bytes.TrimSuffix(b, []byte{'\r'})) > MaxLine
+		publish, fault, changed := h.judge(b, cut, d.clk.Now())
+		switch {
+		case changed && fault != "":
+			r.State(device.StateFault, fault)
+		case changed:
+			r.State(device.StateOK, "")
+		}
+		if publish {
+			d.received(clean(string(b)), r)
+		}
 	}
 }
 
-// readLine returns the next line without its delimiter and trailing '\r',
-// cut to MaxLine bytes, with invalid UTF-8 replaced so that it encodes as
-// a JSON string unchanged. A last line without a delimiter is dropped.
-func readLine(br *bufio.Reader, delim byte) (string, error) {
-	b, err := br.ReadSlice(delim)
-	switch {
-	case err == nil:
-		b = b[:len(b)-1]
-	case errors.Is(err, bufio.ErrBufferFull):
-		b = b[:MaxLine]
-		line := string(b) // copy: the next ReadSlice overwrites b
-		for errors.Is(err, bufio.ErrBufferFull) {
-			_, err = br.ReadSlice(delim)
-		}
-		if err != nil {
-			return "", err
-		}
-		return clean(line), nil
-	default:
-		return "", err
-	}
-	return clean(string(b)), nil
-}
-
+// clean takes the trailing '\r' off a line and replaces invalid UTF-8,
+// so that it encodes as a JSON string unchanged.
 func clean(s string) string {
 	return strings.ToValidUTF8(strings.TrimSuffix(s, "\r"), "\uFFFD")
 }

@@ -6,15 +6,22 @@
 package sensirion
 
 import (
-	"errors"
 	"fmt"
 
 	"periph.io/x/conn/v3/i2c"
+
+	"github.com/openhal/gateway/hw/sensor"
 )
 
 // ErrCRC reports a word whose CRC byte does not match its data: the read
-// was corrupted on the bus, so its value must not be used.
-var ErrCRC = errors.New("crc mismatch")
+// was corrupted on the bus, so its value must not be used. It matches
+// sensor.ErrCorrupt too, so that the device's fault says so in words.
+var ErrCRC error = crcError{}
+
+type crcError struct{}
+
+func (crcError) Error() string        { return "crc mismatch" }
+func (crcError) Is(target error) bool { return target == sensor.ErrCorrupt }
 
 // CRC8 is the checksum Sensirion puts after every data word: polynomial
 // 0x31 (x⁸+x⁵+x⁴+1), initial value 0xFF, no reflection, no final XOR.
