@@ -136,7 +136,9 @@ func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 	}
 	if meth.quick != nil {
 		if res, err, waits := meth.quick(s, m.Params); !waits {
-			s.answer(m, cost, func() (any, *jsonrpc.Error) { return res, err })
+			err = s.hub.auditAnswer(p, m.Method, m.Params, res, err) // records nothing: never waits
+			s.unhold(cost)
+			s.replyOnReader(s.encodeAnswer(m.ID, res, err))
 			return
 		}
 	}
@@ -164,11 +166,15 @@ func (s *session) answer(m jsonrpc.Message, cost int64, serve func() (any, *json
 	p, _ := s.who()
 	err = s.hub.auditAnswer(p, m.Method, m.Params, res, err)
 	s.unhold(cost)
+	s.reply(s.encodeAnswer(id, res, err))
+}
+
+// encodeAnswer is the answer of a request: its error, else its result.
+func (s *session) encodeAnswer(id []byte, res any, err *jsonrpc.Error) []byte {
 	if err != nil {
-		s.replyError(id, err)
-		return
+		return s.encodeError(id, err)
 	}
-	s.replyResult(id, res)
+	return s.encodeResult(id, res)
 }
 
 // decodeParams decodes params strictly: a param the method does not know

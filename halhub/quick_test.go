@@ -3,7 +3,11 @@ package halhub
 import (
 	"context"
 	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/openhal"
@@ -68,5 +72,54 @@ func TestQuickAnswersWhileReadWaits(t *testing.T) {
 	close(release)
 	if m := c.answer(json.RawMessage(`"slow"`)); m.Error != nil {
 		t.Errorf("the measured read: %s", m.raw)
+	}
+}
+
+// An answer the reader writes itself never makes it wait on a client that
+// does not read: what the socket does not take goes to the writer. Reads
+// answered from the cache, 64 KiB each, to a client that stopped reading
+// fill its socket until the writer blocks on it; the reader still reads
+// and serves a ping meanwhile; and when the client reads, every answer
+// arrives whole and in order.
+func TestQuickAnswersWholeOnAFullSocket(t *testing.T) {
+	th := newTestHub(t)
+	th.addDevice(t, lineSensor("bench.blob"))
+	blob := strings.Repeat("x", 32<<10) // rawConn reads lines of up to 64 KiB
+	th.reg.Publish("bench.blob", blob, th.reg.Now())
+	rc := th.dialRaw(t, th.admin, 4096)
+	s := th.stalledSession(t, "root")
+	if s == nil || s.tw == nil {
+		t.Fatal("the TCP session has no tryWriter: its reader never writes")
+	}
+	read := func(id int) {
+		rc.send(request(id, "hal/read", map[string]any{"device": "bench.blob", "maxAgeMs": 1 << 30}))
+	}
+	sent := 0
+	for stuck := false; !stuck; {
+		if sent > 500 {
+			t.Fatal("the writer never blocked on a client that does not read")
+		}
+		sent++
+		read(100 + sent)
+		waitFor(t, 5*time.Second, "the answer written or the writer blocked", func() bool {
+			stuck = slices.Contains(goroutines("(*lineTransport).write"), "IO wait")
+			return stuck || s.inflight.Load() == 0
+		})
+	}
+	// The reader is not held: it reads a ping sent now and answers it
+	// after the answers before it.
+	rc.send(request(99, "hal/ping", nil))
+	waitFor(t, 5*time.Second, "the ping read", func() bool {
+		return s.inflight.Load() > 0 && len(goroutines("(*session).readLoop")) > 0 && slices.Contains(goroutines("(*session).readLoop"), "IO wait")
+	})
+	for i := 1; i <= sent; i++ {
+		m := rc.next()
+		var v openhal.ValueResult
+		if string(m.ID) != strconv.Itoa(100+i) || m.Error != nil || json.Unmarshal(m.Result, &v) != nil || v.Value != blob {
+			t.Fatalf("answer %d of %d: id %s, %d bytes, want id %d and the whole value", i, sent, m.ID, len(m.raw), 100+i)
+		}
+	}
+	if m := rc.next(); string(m.ID) != "99" || m.Error != nil {
+		t.Errorf("the ping: %.200s", m.raw)
 	}
 }

@@ -32,6 +32,15 @@ type transport interface {
 
 var errTooLarge = errors.New("message too large")
 
+// tryWriter is a transport on which the connection's reader may write an
+// answer itself without ever waiting for the client (replyOnReader).
+type tryWriter interface {
+	// tryWrite writes msg, framed, as far as the transport takes it at
+	// once. all reports it written whole; otherwise rest is the part of
+	// msg still to send, which write completes, framing and all.
+	tryWrite(msg []byte) (rest []byte, all bool, err error)
+}
+
 // Session phases (seed 3.1.1).
 const (
 	phaseNew         = iota // waiting for hal/initialize
@@ -51,6 +60,7 @@ type session struct {
 	idle        chan struct{} // a token when inflight dropped to zero (Shutdown waits on it)
 	maxMsgBytes int           // the largest message now (smaller before hal/initialize); reader only
 	local       *Local        // set for an in-process principal (an adapter)
+	tw          tryWriter     // the transport, when the reader may write to it; nil: never
 
 	// Admission (admission.go): a ticket among the connections not yet
 	// authenticated (nil: none), then a slot from hal/initialize on.
@@ -177,19 +187,51 @@ func (s *session) reply(msg []byte) {
 	}
 }
 
-func (s *session) replyResult(id []byte, result any) {
+// replyOnReader sends an answer made on the connection's reader. When
+// nothing else waits to be written and the socket has room, the reader
+// writes it itself (claim, tryWrite), as an echo server would, instead of
+// waking the writer: one hand-off between goroutines less per request.
+// Otherwise it queues like any answer, behind what waits; and what the
+// socket did not take at once goes to the writer (handOver), so that the
+// reader never waits on a client that does not read: that client's next
+// requests are still read, and answered BUSY past the limit (spec §2).
+func (s *session) replyOnReader(msg []byte) {
+	if s.tw == nil || !s.q.claim(msg) {
+		s.reply(msg)
+		return
+	}
+	rest, all, err := s.tw.tryWrite(msg)
+	switch {
+	case err != nil:
+		s.close("write failed")
+	case all:
+		s.q.done()
+		s.release()
+	default:
+		s.q.handOver(rest, s.release)
+	}
+}
+
+// encodeResult is a result's answer; a result that cannot be encoded is
+// answered with an internal error.
+func (s *session) encodeResult(id []byte, result any) []byte {
 	msg, err := jsonrpc.AppendResult(nil, id, result)
 	if err != nil {
 		s.hub.log.Error("encode result", "err", err)
 		msg = jsonrpc.AppendError(nil, id, errInternal(err))
 	}
-	s.reply(msg)
+	return msg
 }
 
-func (s *session) replyError(id []byte, e *jsonrpc.Error) {
+// encodeError is an error's answer, counted in the Hub's statistics.
+func (s *session) encodeError(id []byte, e *jsonrpc.Error) []byte {
 	s.hub.stats.errors.Add(1)
-	s.reply(jsonrpc.AppendError(nil, id, e))
+	return jsonrpc.AppendError(nil, id, e)
 }
+
+func (s *session) replyResult(id []byte, result any) { s.reply(s.encodeResult(id, result)) }
+
+func (s *session) replyError(id []byte, e *jsonrpc.Error) { s.reply(s.encodeError(id, e)) }
 
 // notify queues a notification. A full queue closes the connection: a
 // notification other than a value is never dropped (spec §8).

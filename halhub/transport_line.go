@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/openhal/gateway/jsonrpc"
@@ -20,6 +21,9 @@ type lineTransport struct {
 	bw   *bufio.Writer
 	addr string
 	cut  atomic.Bool // a line too long ended the stream: close lingers
+
+	raw  syscall.RawConn // the socket, for tryWrite; nil: none (TLS, a pipe)
+	line []byte          // tryWrite's buffer; reader only
 }
 
 // lingerAfterCut is how long a connection cut for a line too long is
@@ -62,6 +66,9 @@ func (h *Hub) serveLine(c net.Conn, peer string, tk *ticket) {
 		addr: peer,
 	}
 	s := newSession(h, tr, "")
+	if tr.raw = rawWriter(c); tr.raw != nil {
+		s.tw = tr
+	}
 	s.ticket = tk
 	h.register(s)
 	go s.serve()
