@@ -149,7 +149,7 @@ type readPlan struct {
 // the cached value answers it.
 func planRead(s *session, params json.RawMessage) (readPlan, *jsonrpc.Error) {
 	var p openhal.ReadParams
-	if err := decodeParams(params, &p); err != nil {
+	if err := decodeReadParams(params, &p); err != nil {
 		return readPlan{}, err
 	}
 	if p.Device == "" {

@@ -138,7 +138,7 @@ func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 		if res, err, waits := meth.quick(s, m.Params); !waits {
 			err = s.hub.auditAnswer(p, m.Method, m.Params, res, err) // records nothing: never waits
 			s.unhold(cost)
-			s.replyOnReader(s.encodeAnswer(m.ID, res, err))
+			s.replyOnReader(s.encodeAnswer(s.scratch, m.ID, res, err))
 			return
 		}
 	}
@@ -166,15 +166,16 @@ func (s *session) answer(m jsonrpc.Message, cost int64, serve func() (any, *json
 	p, _ := s.who()
 	err = s.hub.auditAnswer(p, m.Method, m.Params, res, err)
 	s.unhold(cost)
-	s.reply(s.encodeAnswer(id, res, err))
+	s.reply(s.encodeAnswer(nil, id, res, err))
 }
 
-// encodeAnswer is the answer of a request: its error, else its result.
-func (s *session) encodeAnswer(id []byte, res any, err *jsonrpc.Error) []byte {
+// encodeAnswer appends the answer of a request to dst: its error, else
+// its result.
+func (s *session) encodeAnswer(dst, id []byte, res any, err *jsonrpc.Error) []byte {
 	if err != nil {
-		return s.encodeError(id, err)
+		return s.encodeError(dst, id, err)
 	}
-	return s.encodeResult(id, res)
+	return s.encodeResult(dst, id, res)
 }
 
 // decodeParams decodes params strictly: a param the method does not know

@@ -61,6 +61,7 @@ type session struct {
 	maxMsgBytes int           // the largest message now (smaller before hal/initialize); reader only
 	local       *Local        // set for an in-process principal (an adapter)
 	tw          tryWriter     // the transport, when the reader may write to it; nil: never
+	scratch     []byte        // the reader's buffer for the answers it writes itself; reader only
 
 	// Admission (admission.go): a ticket among the connections not yet
 	// authenticated (nil: none), then a slot from hal/initialize on.
@@ -195,8 +196,12 @@ func (s *session) reply(msg []byte) {
 // socket did not take at once goes to the writer (handOver), so that the
 // reader never waits on a client that does not read: that client's next
 // requests are still read, and answered BUSY past the limit (spec §2).
+//
+// msg may be the reader's scratch buffer (s.scratch): written whole, it is
+// kept for the next answer; queued or handed over, the queue owns it.
 func (s *session) replyOnReader(msg []byte) {
 	if s.tw == nil || !s.q.claim(msg) {
+		s.scratch = nil
 		s.reply(msg)
 		return
 	}
@@ -205,33 +210,37 @@ func (s *session) replyOnReader(msg []byte) {
 	case err != nil:
 		s.close("write failed")
 	case all:
+		s.scratch = msg[:0]
 		s.q.done()
 		s.release()
 	default:
+		s.scratch = nil
 		s.q.handOver(rest, s.release)
 	}
 }
 
 // encodeResult is a result's answer; a result that cannot be encoded is
 // answered with an internal error.
-func (s *session) encodeResult(id []byte, result any) []byte {
-	msg, err := jsonrpc.AppendResult(nil, id, result)
+// It appends to dst.
+func (s *session) encodeResult(dst, id []byte, result any) []byte {
+	msg, err := jsonrpc.AppendResult(dst, id, result)
 	if err != nil {
 		s.hub.log.Error("encode result", "err", err)
-		msg = jsonrpc.AppendError(nil, id, errInternal(err))
+		msg = jsonrpc.AppendError(dst, id, errInternal(err))
 	}
 	return msg
 }
 
-// encodeError is an error's answer, counted in the Hub's statistics.
-func (s *session) encodeError(id []byte, e *jsonrpc.Error) []byte {
+// encodeError is an error's answer, counted in the Hub's statistics,
+// appended to dst.
+func (s *session) encodeError(dst, id []byte, e *jsonrpc.Error) []byte {
 	s.hub.stats.errors.Add(1)
-	return jsonrpc.AppendError(nil, id, e)
+	return jsonrpc.AppendError(dst, id, e)
 }
 
-func (s *session) replyResult(id []byte, result any) { s.reply(s.encodeResult(id, result)) }
+func (s *session) replyResult(id []byte, result any) { s.reply(s.encodeResult(nil, id, result)) }
 
-func (s *session) replyError(id []byte, e *jsonrpc.Error) { s.reply(s.encodeError(id, e)) }
+func (s *session) replyError(id []byte, e *jsonrpc.Error) { s.reply(s.encodeError(nil, id, e)) }
 
 // notify queues a notification. A full queue closes the connection: a
 // notification other than a value is never dropped (spec §8).

@@ -22,8 +22,12 @@ type lineTransport struct {
 	addr string
 	cut  atomic.Bool // a line too long ended the stream: close lingers
 
-	raw  syscall.RawConn // the socket, for tryWrite; nil: none (TLS, a pipe)
-	line []byte          // tryWrite's buffer; reader only
+	// tryWrite's, used by the reader only (trywrite_unix.go).
+	raw       syscall.RawConn // the socket; nil: none (TLS, a pipe)
+	line      []byte          // msg and its newline
+	writeLine func(fd uintptr) bool
+	wrote     int
+	werr      error
 }
 
 // lingerAfterCut is how long a connection cut for a line too long is

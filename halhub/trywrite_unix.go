@@ -32,12 +32,11 @@ func rawWriter(c net.Conn) syscall.RawConn {
 // non-blocking socket, without waiting for room (tryWriter).
 func (t *lineTransport) tryWrite(msg []byte) (rest []byte, all bool, err error) {
 	t.line = append(append(t.line[:0], msg...), '\n')
-	var n int
-	var werr error
-	err = t.raw.Write(func(fd uintptr) bool {
-		n, werr = syscall.Write(int(fd), t.line)
-		return true // never wait for the socket to have room
-	})
+	if t.writeLine == nil {
+		t.writeLine = t.writeLineOnce // made once: a method value allocates
+	}
+	err = t.raw.Write(t.writeLine)
+	n, werr := t.wrote, t.werr
 	if err == nil && werr != nil && !errors.Is(werr, syscall.EAGAIN) && !errors.Is(werr, syscall.EINTR) {
 		err = werr
 	}
@@ -50,4 +49,12 @@ func (t *lineTransport) tryWrite(msg []byte) (rest []byte, all bool, err error) 
 	}
 	// write frames what is left of msg with the newline not yet sent.
 	return msg[min(n, len(msg)):], false, nil
+}
+
+// writeLineOnce is tryWrite's write(2) of t.line, which RawConn.Write runs
+// with the socket locked for writing; the result is left in t.wrote and
+// t.werr.
+func (t *lineTransport) writeLineOnce(fd uintptr) bool {
+	t.wrote, t.werr = syscall.Write(int(fd), t.line)
+	return true // never wait for the socket to have room
 }
