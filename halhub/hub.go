@@ -157,18 +157,19 @@ type Hub struct {
 	clk    clock.Clock
 	bootID string
 
-	tokens   atomic.Pointer[token.Table]
-	auth     *authLimiter
-	order    *writeOrder
-	stats    stats
-	safety   *safety
-	loop     *safetyLoop
-	stop     stopState
-	confirms *confirmations
-	coalesce *coalescer // the audit's rate per principal
-	queues   *queueBudget
-	pages    chan struct{} // page builders at work (buildPage)
-	cancel   context.CancelFunc
+	tokens      atomic.Pointer[token.Table]
+	auth        *authLimiter
+	order       *writeOrder
+	stats       stats
+	safety      *safety
+	loop        *safetyLoop
+	stop        stopState
+	confirms    *confirmations
+	coalesce    *coalescer // the audit's rate per principal
+	queues      *queueBudget
+	lineWriters *sync.Pool    // buffers of the line transports' writes (newLineWriters)
+	pages       chan struct{} // page builders at work (buildPage)
+	cancel      context.CancelFunc
 
 	methods     map[string]method
 	stopButtons map[string]bool
@@ -212,19 +213,20 @@ func New(reg *device.Registry, opt Options) *Hub {
 		opt.AuthFailures, opt.AuthWindow = 5, time.Minute
 	}
 	h := &Hub{
-		opt:      opt,
-		reg:      reg,
-		log:      opt.Logger,
-		clk:      opt.Clock,
-		bootID:   newBootID(),
-		order:    newWriteOrder(),
-		sessions: map[*session]struct{}{},
-		methods:  methods(),
-		safety:   newSafety(opt.Clock, opt.Rules),
-		loop:     newSafetyLoop(),
-		confirms: newConfirmations(),
-		queues:   newQueueBudget(opt.Limits.TotalQueueBytes),
-		pages:    make(chan struct{}, pageBuilders),
+		opt:         opt,
+		reg:         reg,
+		log:         opt.Logger,
+		clk:         opt.Clock,
+		bootID:      newBootID(),
+		order:       newWriteOrder(),
+		sessions:    map[*session]struct{}{},
+		methods:     methods(),
+		safety:      newSafety(opt.Clock, opt.Rules),
+		loop:        newSafetyLoop(),
+		confirms:    newConfirmations(),
+		queues:      newQueueBudget(opt.Limits.TotalQueueBytes),
+		lineWriters: newLineWriters(),
+		pages:       make(chan struct{}, pageBuilders),
 	}
 	h.coalesce = newCoalescer(opt.Clock, coalesceRates, h.recordCount)
 	h.auth = newAuthLimiter(authLimits{

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/openhal/gateway/clock"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
+
+	"github.com/openhal/gateway/clock"
 
 	"github.com/openhal/gateway/halhub/token"
 )
@@ -16,12 +18,26 @@ import (
 // benchConfig is the configuration halbench gives the gateway it starts:
 // the embedded sim board, with room for the fan-out's watchers and writer
 // (the default allows 64 connections and 4 more for admins).
-const benchConfig = `# halbench: the sim board with room for 100 watchers and a writer.
+//
+// Nothing on the bench changes by itself: the simulated meter and sensors
+// publish only once an hour, so that idle means idle (no value to send
+// the idle clients and adapters) and the only values during the fan-out
+// are the writer's.
+const benchConfig = `# halbench: the sim board, still, with room for 250 watchers and a writer.
 board: sim
 hub:
   limits:
-    maxConnections: 256
+    maxConnections: 512
+sim:
+  meterInterval: 1h
+  pollInterval: 1h
 `
+
+// adapterRunning is the supervisor's log line for an adapter that runs.
+var adapterRunning = regexp.MustCompile(`msg="adapter state".* to=running`)
+
+// adaptersTimeout bounds how long the idle adapters may take to start.
+const adaptersTimeout = 60 * time.Second
 
 // env is what the measurements run against.
 type env struct {
@@ -57,7 +73,7 @@ func setUp(ctx context.Context, s *settings, log *slog.Logger) (_ *env, err erro
 	if err != nil {
 		return nil, fmt.Errorf("find halbench's own binary for the echo server: %w", err)
 	}
-	if e.echo, err = startProcess(ctx, self, "echo", "--ws", "127.0.0.1:0", "--tcp", "127.0.0.1:0"); err != nil {
+	if e.echo, err = startProcess(ctx, self, []string{"echo", "--ws", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}); err != nil {
 		return nil, fmt.Errorf("echo server: %w", err)
 	}
 	if err := e.echo.urlsInto(e.srv.echo); err != nil {
@@ -65,10 +81,10 @@ func setUp(ctx context.Context, s *settings, log *slog.Logger) (_ *env, err erro
 	}
 	if s.hubWS != "" {
 		e.srv.gateway[transportWS], e.srv.gateway[transportTCP] = s.hubWS, s.hubTCP
-		e.srv.token, e.pid = s.token, s.pid
+		e.srv.token, e.pid, e.srv.auditDir = s.token, s.pid, os.TempDir()
 		return e, nil
 	}
-	if err := e.startGateway(ctx, s.gateway); err != nil {
+	if err := e.startGateway(ctx, s); err != nil {
 		return nil, err
 	}
 	log.Info("gateway started", "pid", e.pid, "ws", e.srv.gateway[transportWS], "tcp", e.srv.gateway[transportTCP])
@@ -88,25 +104,39 @@ func (p *process) urlsInto(m map[string]string) error {
 }
 
 // startGateway runs the gateway binary on a fresh state directory with
-// both transports on free loopback ports, and reads the admin token it
-// creates on its first start.
-func (e *env) startGateway(ctx context.Context, bin string) error {
+// both transports on free loopback ports and s.idleAdapters idle adapters
+// installed and running, and reads the admin token it creates on its first
+// start.
+func (e *env) startGateway(ctx context.Context, s *settings) error {
 	dir, err := os.MkdirTemp("", "halbench-")
 	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	e.dir = dir
-	cfg := filepath.Join(dir, "gateway.yaml")
-	if err := os.WriteFile(cfg, []byte(benchConfig), 0o600); err != nil {
-		return fmt.Errorf("write the gateway's configuration: %w", err)
+	e.dir, e.srv.auditDir = dir, dir
+	// The adapters' user (nobody, when halbench runs as root) must reach
+	// its install folder in the state directory.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
 	}
 	state := filepath.Join(dir, "state")
+	names, err := installIdleAdapters(ctx, s.gateway, state, dir, s.idleAdapters)
+	if err != nil {
+		return err
+	}
+	cfg := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(cfg, []byte(benchConfig+adaptersConfig(names)), 0o600); err != nil {
+		return fmt.Errorf("write the gateway's configuration: %w", err)
+	}
 	args := []string{"run", "--config", cfg, "--state-dir", state, "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}
-	if e.gateway, err = startProcess(ctx, bin, args...); err != nil {
+	running := expectLines(adapterRunning, len(names))
+	if e.gateway, err = startProcess(ctx, s.gateway, args, running); err != nil {
 		return fmt.Errorf("gateway: %w (make bench builds bin/gateway; --gateway names another)", err)
 	}
-	e.gatewayCmd = bin + " " + strings.Join(args, " ")
+	e.gatewayCmd = s.gateway + " " + strings.Join(args, " ")
 	e.pid = e.gateway.pid()
+	if err := e.gateway.waitLines(ctx, running, adaptersTimeout); err != nil {
+		return fmt.Errorf("gateway: the idle adapters: %w", err)
+	}
 	if err := e.gateway.urlsInto(e.srv.gateway); err != nil {
 		return err
 	}
@@ -118,12 +148,27 @@ func (e *env) startGateway(ctx context.Context, bin string) error {
 	return nil
 }
 
+// adaptersConfig is the configuration's adapters section for the idle
+// adapters: they run as nobody when halbench (and the gateway) runs as
+// root, as the gateway's own user otherwise.
+func adaptersConfig(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	out := "adapters:\n  enabled: [" + strings.Join(names, ", ") + "]\n  shipped: \"\"\n"
+	if os.Geteuid() == 0 {
+		out += "  user: nobody\n"
+	}
+	return out
+}
+
 // resources are the gateway process's figures.
 type resources struct {
-	rss      int64   // bytes, with s.rssConns connections open
-	idleCPU  float64 // % of one core, with s.idleClients idle clients
-	peakRSS  int64   // bytes, VmHWM at the end of the run
-	measured bool
+	rss       int64   // bytes, with s.rssConns connections open
+	idleCPU   float64 // % of one core, with s.idleClients idle clients and s.idleAdapters adapters
+	fanoutRSS int64   // bytes, right after the fan-out's writes, its watchers still connected
+	peakRSS   int64   // bytes, VmHWM at the end of the run
+	measured  bool
 }
 
 // settle lets the gateway finish what connecting set off (goroutines
@@ -141,7 +186,7 @@ func measureIdle(ctx context.Context, s *settings, srv servers, pid int) (float6
 	if err := clock.SleepReal(ctx, settle); err != nil {
 		return 0, err
 	}
-	t0, err := cpuTicks(pid)
+	t0, err := cpuTime(pid)
 	if err != nil {
 		return 0, err
 	}
@@ -149,11 +194,11 @@ func measureIdle(ctx context.Context, s *settings, srv servers, pid int) (float6
 	if err := clock.SleepReal(ctx, s.idle); err != nil {
 		return 0, err
 	}
-	t1, err := cpuTicks(pid)
+	t1, err := cpuTime(pid)
 	if err != nil {
 		return 0, err
 	}
-	return cpuPercent(t1-t0, time.Since(start)), nil
+	return 100 * float64(t1-t0) / float64(time.Since(start)), nil
 }
 
 // cpuPercent is CPU ticks over a wall-clock window, as % of one core.
@@ -204,14 +249,21 @@ func measureAll(ctx context.Context, s *settings, e *env, log *slog.Logger) (*re
 		}
 		rep.res.measured = true
 	}
+	var cells []cell
 	for _, transport := range []string{transportWS, transportTCP} {
 		for _, n := range s.clients {
-			cr, err := runCell(ctx, s, e.srv, cell{transport: transport, clients: n}, log)
-			if err != nil {
-				return nil, err
-			}
-			rep.cells = append(rep.cells, cr)
+			cells = append(cells, cell{transport: transport, clients: n})
 		}
+	}
+	for _, n := range s.writers {
+		cells = append(cells, cell{write: true, transport: transportTCP, clients: n})
+	}
+	for _, c := range cells {
+		cr, err := runCell(ctx, s, e.srv, c, log)
+		if err != nil {
+			return nil, err
+		}
+		rep.cells = append(rep.cells, cr)
 	}
 	if rep.fanout, err = runFanout(ctx, s, e.srv, e.pid, log); err != nil {
 		return nil, err

@@ -67,8 +67,11 @@ type fanoutResult struct {
 	gaps        gapStats
 	dropped     uint64 // notifications halclient dropped: halbench's fault, not the Hub's
 	lat         latencies
-	cpuTicks    uint64 // the gateway's CPU during the writes; 0 without a pid
-	selfTicks   uint64 // halbench's own, watchers and writer: on one machine they share the cores
+	writeLat    latencies // the writer's hal/write round trips, watched
+	aloneLat    latencies // the same writer's before the watchers connected
+	rss         int64     // the gateway's, right after the writes, watchers connected; 0 without a pid
+	cpuTicks    uint64    // the gateway's CPU during the writes; 0 without a pid
+	selfTicks   uint64    // halbench's own, watchers and writer: on one machine they share the cores
 	// overflows is how many connections the gateway closed for a full
 	// queue during the fan-out; overflowErr why it could not be read.
 	overflows   uint64
@@ -79,16 +82,23 @@ type fanoutResult struct {
 // readDevice at s.writeRate for s.fanout, and checks that every watcher
 // saw every write's value.
 func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog.Logger) (fanoutResult, error) {
-	ws, err := dialWatchers(ctx, s, srv)
-	if err != nil {
-		return fanoutResult{}, err
-	}
-	defer closeWatchers(ws)
 	wc, err := halclient.Dial(ctx, srv.gateway[transportWS], halclient.Options{Token: srv.token, ClientName: "halbench-write"})
 	if err != nil {
 		return fanoutResult{}, fmt.Errorf("fan-out: writer: %w", err)
 	}
 	defer wc.Close()
+	// The writer alone first: its p99 with the watchers is compared with
+	// this one, taken in the same run.
+	log.Info("fan-out: the writer alone", "rate", s.writeRate, "duration", s.fanout)
+	alone := write(ctx, wc, s)
+	if alone.err != nil {
+		return fanoutResult{}, alone.err
+	}
+	ws, err := dialWatchers(ctx, s, srv)
+	if err != nil {
+		return fanoutResult{}, err
+	}
+	defer closeWatchers(ws)
 
 	// The gateway's CPU and halbench's own: on one machine they share
 	// the cores.
@@ -108,7 +118,12 @@ func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog
 		return fanoutResult{}, err
 	}
 	res := fanoutResult{writes: len(wr.seqs), writeErrors: wr.errors, elapsed: wr.elapsed, watchers: s.watchers,
-		cpuTicks: after[0] - before[0], selfTicks: after[1] - before[1]}
+		cpuTicks: after[0] - before[0], selfTicks: after[1] - before[1], writeLat: summarize(wr.lat), aloneLat: summarize(alone.lat)}
+	if pid != 0 {
+		if res.rss, _, err = memory(pid); err != nil {
+			return fanoutResult{}, err
+		}
+	}
 	if len(wr.seqs) > 0 {
 		waitCaughtUp(ctx, ws, wr.seqs[len(wr.seqs)-1])
 	}
@@ -202,7 +217,8 @@ func waitCaughtUp(ctx context.Context, ws []*watcher, seq uint64) {
 
 // writeResult is what the writer did.
 type writeResult struct {
-	seqs    []uint64 // of the applied writes, ascending
+	seqs    []uint64        // of the applied writes, ascending
+	lat     []time.Duration // of every write, applied or not
 	errors  int
 	elapsed time.Duration
 	err     error // the connection failed
@@ -243,9 +259,12 @@ func write(ctx context.Context, c *halclient.Conn, s *settings) writeResult {
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
+			t0 := time.Now()
 			r, err := c.Write(ctx, readDevice, values[i%2], "")
+			lat := time.Since(t0)
 			mu.Lock()
 			defer mu.Unlock()
+			res.lat = append(res.lat, lat)
 			if err != nil || r.Status != openhal.StatusApplied {
 				res.errors++
 				return
