@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"runtime"
 	"sync"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/openhal/gateway/halhub/audit"
 )
 
 // BenchmarkTCPRead is hal/read of an output over loopback TCP, the whole
@@ -50,7 +54,7 @@ func benchTCPRead(b *testing.B, clients int) {
 		}
 		b.Cleanup(conns[i].close)
 	}
-	runLineClients(b, conns)
+	runLineClients(b, conns, benchRequest)
 }
 
 func benchTCPEcho(b *testing.B, clients int) {
@@ -86,21 +90,21 @@ func benchTCPEcho(b *testing.B, clients int) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		conns[i] = &lineClient{c: c, r: bufio.NewReader(c)}
+		conns[i] = &lineClient{c: c, r: bufio.NewReader(c), want: []byte(`"params"`)}
 		b.Cleanup(conns[i].close)
 	}
-	runLineClients(b, conns)
+	runLineClients(b, conns, benchRequest)
 }
 
-// benchRequest is the hal/read every client sends; its "params" stand in
+// benchRequest is the hal/read every reader sends; its "params" stand in
 // for a result in the echo's answer.
 var benchRequest = []byte(`{"jsonrpc":"2.0","id":10000,"method":"hal/read","params":{"device":"sim.led"}}` + "\n")
 
 // runLineClients runs b.N round trips over conns, each client sending its
-// next request once its answer is back, and reports the process's CPU
-// time per request besides the wall-clock time.
-func runLineClients(b *testing.B, conns []*lineClient) {
-	req, clients := benchRequest, len(conns)
+// next request (reqs in turn) once its answer is back, and reports the
+// process's CPU time per request besides the wall-clock time.
+func runLineClients(b *testing.B, conns []*lineClient, reqs ...[]byte) {
+	clients := len(conns)
 	var left atomic.Int64
 	left.Store(int64(b.N))
 	errs := make(chan error, clients)
@@ -110,8 +114,8 @@ func runLineClients(b *testing.B, conns []*lineClient) {
 	b.ResetTimer()
 	for _, c := range conns {
 		wg.Go(func() {
-			for left.Add(-1) >= 0 {
-				if err := c.roundTrip(req); err != nil {
+			for i := 0; left.Add(-1) >= 0; i++ {
+				if err := c.roundTrip(reqs[i%len(reqs)]); err != nil {
 					errs <- err
 					return
 				}
@@ -133,8 +137,9 @@ func runLineClients(b *testing.B, conns []*lineClient) {
 // lineClient is a bare HAL client over a line transport: a line out, a
 // line back.
 type lineClient struct {
-	c net.Conn
-	r *bufio.Reader
+	c    net.Conn
+	r    *bufio.Reader
+	want []byte // in the answer
 }
 
 func dialLineClient(addr, tok string) (*lineClient, error) {
@@ -142,7 +147,7 @@ func dialLineClient(addr, tok string) (*lineClient, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
-	lc := &lineClient{c: c, r: bufio.NewReader(c)}
+	lc := &lineClient{c: c, r: bufio.NewReader(c), want: []byte(`"result"`)}
 	init := `{"jsonrpc":"2.0","id":0,"method":"hal/initialize","params":{"protocolVersion":"0.1","clientInfo":{"name":"b","version":"1"},"token":"` + tok + `"}}` + "\n"
 	if err := lc.roundTrip([]byte(init)); err != nil {
 		c.Close()
@@ -155,22 +160,25 @@ func dialLineClient(addr, tok string) (*lineClient, error) {
 	return lc, nil
 }
 
-// roundTrip sends one request line and reads one line back: no
-// notification comes, since nothing is published while it runs. The
-// answer must hold a result (the Hub's) or params (the echo's: the
-// request itself).
+// roundTrip sends one request line and reads lines until the answer:
+// one holding lc.want; notifications (a write's hal/value, which every
+// client gets) are skipped.
 func (lc *lineClient) roundTrip(req []byte) error {
 	if _, err := lc.c.Write(req); err != nil {
 		return fmt.Errorf("send: %w", err)
 	}
-	line, err := lc.r.ReadSlice('\n')
-	if err != nil {
-		return fmt.Errorf("receive: %w", err)
+	for {
+		line, err := lc.r.ReadSlice('\n')
+		if err != nil {
+			return fmt.Errorf("receive: %w", err)
+		}
+		if bytes.Contains(line, lc.want) {
+			return nil
+		}
+		if !bytes.Contains(line, []byte(`"method":"hal/`)) {
+			return fmt.Errorf("answer %s, want %s", line, lc.want)
+		}
 	}
-	if !bytes.Contains(line, []byte(`"result"`)) && !bytes.Contains(line, []byte(`"params"`)) {
-		return fmt.Errorf("answer %s, want a result", line)
-	}
-	return nil
 }
 
 func (lc *lineClient) close() { lc.c.Close() }
@@ -237,5 +245,46 @@ func waitSessions(b *testing.B, h *Hub, n int) {
 			b.Fatalf("%d sessions, want %d", got, n)
 		}
 		runtime.Gosched()
+	}
+}
+
+// BenchmarkTCPWrite is hal/write of a low-risk output over loopback TCP,
+// audited and synced (an audit log in a temporary folder), by 1 and by
+// 64 clients, each writing true and false in turn: the write path with
+// its device's turn, the audit log's shared syncs and the hal/value each
+// write sends every client.
+func BenchmarkTCPWrite(b *testing.B) {
+	for _, n := range []int{1, 64} {
+		b.Run(fmt.Sprintf("clients=%d", n), func(b *testing.B) { benchTCPWrite(b, n) })
+	}
+}
+
+func benchTCPWrite(b *testing.B, clients int) {
+	log, err := audit.Open(b.TempDir(), audit.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { log.Close() })
+	h, _, tok := benchHub(b, func(o *Options) { o.Audit = log })
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	go h.ServeLines(ln)
+	b.Cleanup(func() { ln.Close() })
+	conns := make([]*lineClient, clients)
+	for i := range conns {
+		if conns[i], err = dialLineClient(ln.Addr().String(), tok); err != nil {
+			b.Fatal(err)
+		}
+		conns[i].want = []byte(`"status":"applied"`)
+		b.Cleanup(conns[i].close)
+	}
+	before := log.Stats()
+	runLineClients(b, conns, []byte(`{"jsonrpc":"2.0","id":10000,"method":"hal/write","params":{"device":"sim.led","value":true}}`+"\n"),
+		[]byte(`{"jsonrpc":"2.0","id":10000,"method":"hal/write","params":{"device":"sim.led","value":false}}`+"\n"))
+	after := log.Stats()
+	if syncs := after.Syncs - before.Syncs; syncs > 0 {
+		b.ReportMetric(float64(after.Entries-before.Entries)/float64(syncs), "entries/sync")
 	}
 }

@@ -59,10 +59,11 @@ func TestQuickRun(t *testing.T) {
 		}
 	}
 	for _, n := range []string{"1 client", "64 clients"} {
-		for _, f := range []string{"throughput (writes/s; limit: the audit log's synced appends/s)", "latency p50", "latency p99"} {
+		for _, f := range []string{"throughput (writes/s; limit: the audit log's synced appends/s, one at a time)", "latency p50", "latency p99"} {
 			want = append(want, "| hal/write of sim.led (audited), TCP, "+n+": "+f+" | ")
 		}
 	}
+	want = append(want, "| hal/write of sim.led (audited), TCP, 64 clients: throughput beside 64 appenders sharing the audit log's syncs")
 	for _, w := range want {
 		if !strings.Contains(out, w) {
 			t.Errorf("no %q in the output:\n%s", w, out)

@@ -165,6 +165,7 @@ func (c cell) name() string {
 type cellResult struct {
 	cell
 	gateway, echo []sample
+	shared        []sample // a write cell's appends by as many appenders as clients; nil for others
 }
 
 // servers are the URLs of the gateway and the echo server, by transport,
@@ -181,68 +182,90 @@ type servers struct {
 // the machine's load weighs on both alike. Each side keeps its
 // connections for all the rounds.
 func runCell(ctx context.Context, s *settings, srv servers, c cell, log *slog.Logger) (cellResult, error) {
-	dialGW, dialBase, closeBase, err := cellDialers(srv, c)
+	d, err := cellDialers(srv, c)
 	if err != nil {
 		return cellResult{}, err
 	}
-	defer closeBase()
-	gw, err := dialAll(ctx, c.clients, dialGW)
-	if err != nil {
-		return cellResult{}, fmt.Errorf("gateway over %s: %w", c.transport, err)
-	}
-	defer closeAll(gw)
-	echo, err := dialAll(ctx, c.clients, dialBase)
-	if err != nil {
-		return cellResult{}, fmt.Errorf("the limit of %s: %w", c.name(), err)
-	}
-	defer closeAll(echo)
-
+	defer d.close()
 	res := cellResult{cell: c}
-	for round := range s.rounds {
-		first, second := &res.gateway, &res.echo
-		firstRs, secondRs := gw, echo
-		if round%2 == 1 {
-			first, second, firstRs, secondRs = second, first, secondRs, firstRs
+	sides := []*side{{name: "gateway", n: c.clients, dial: d.gateway, to: &res.gateway}, {name: "limit", n: d.limitClients, dial: d.limit, to: &res.echo}}
+	if d.shared != nil {
+		sides = append(sides, &side{name: "shared", n: c.clients, dial: d.shared, to: &res.shared})
+	}
+	for _, sd := range sides {
+		if sd.rs, err = dialAll(ctx, sd.n, sd.dial); err != nil {
+			return cellResult{}, fmt.Errorf("%s: the %s's clients: %w", c.name(), sd.name, err)
 		}
-		for _, side := range []struct {
-			to *[]sample
-			rs []requester
-		}{{first, firstRs}, {second, secondRs}} {
-			smp, err := measure(ctx, side.rs, s.warmup, s.duration)
+		defer closeAll(sd.rs)
+	}
+	for round := range s.rounds {
+		for i := range sides {
+			sd := sides[(i+round)%len(sides)]
+			smp, err := measure(ctx, sd.rs, s.warmup, s.duration)
 			if err != nil {
 				return res, fmt.Errorf("%s, round %d: %w", c.name(), round+1, err)
 			}
-			*side.to = append(*side.to, smp)
+			*sd.to = append(*sd.to, smp)
 		}
 		g, e := res.gateway[round], res.echo[round]
 		log.Info("round", "cell", c.name(), "round", round+1,
-			"gateway_rps", int(g.throughput), "echo_rps", int(e.throughput),
-			"gateway_p99", g.lat.p99, "echo_p99", e.lat.p99)
+			"gateway_rps", int(g.throughput), "limit_rps", int(e.throughput),
+			"gateway_p99", g.lat.p99, "limit_p99", e.lat.p99)
 	}
 	return res, nil
 }
 
+// side is one of a cell's measured parties: its clients and their rounds.
+type side struct {
+	name string
+	n    int
+	dial func(context.Context) (requester, error)
+	rs   []requester
+	to   *[]sample
+}
+
+// dialers are how a cell's clients are made.
+type dialers struct {
+	gateway      func(context.Context) (requester, error)
+	limit        func(context.Context) (requester, error)
+	limitClients int
+	shared       func(context.Context) (requester, error) // nil: none
+	close        func()
+}
+
 // cellDialers returns how a cell's gateway clients and their limit's are
-// made: a read against the echo server over the same transport, a write
-// against the audit log's synced appends by as many appenders, in a log
-// of their own on the gateway's disk (closed by closeBase).
-func cellDialers(srv servers, c cell) (gw, base func(context.Context) (requester, error), closeBase func(), err error) {
+// made. A read's limit is the echo server over the same transport, with
+// as many clients. An audited write's is the audit log's own synced
+// append, one at a time (the disk's sync rate: what an audited write
+// costs), in a log of its own on the gateway's disk; with many clients,
+// as many appenders sharing its syncs are measured too (shared), which
+// no target uses: every write also sends its value to every client, which
+// appending alone does not.
+func cellDialers(srv servers, c cell) (dialers, error) {
 	url := srv.gateway[c.transport]
 	if !c.write {
 		msg := readRequest()
-		return func(ctx context.Context) (requester, error) { return dialHubReader(ctx, c.transport, url, srv.token) },
-			func(ctx context.Context) (requester, error) {
+		return dialers{
+			gateway: func(ctx context.Context) (requester, error) { return dialHubReader(ctx, c.transport, url, srv.token) },
+			limit: func(ctx context.Context) (requester, error) {
 				return dialEcho(ctx, c.transport, srv.echo[c.transport], msg)
 			},
-			func() {}, nil
+			limitClients: c.clients, close: func() {},
+		}, nil
 	}
 	appends, err := openAppends(srv.auditDir)
 	if err != nil {
-		return nil, nil, nil, err
+		return dialers{}, err
 	}
-	return func(ctx context.Context) (requester, error) { return dialHubWriter(ctx, c.transport, url, srv.token) },
-		func(context.Context) (requester, error) { return appends.appender(), nil },
-		appends.close, nil
+	appender := func(context.Context) (requester, error) { return appends.appender(), nil }
+	d := dialers{
+		gateway: func(ctx context.Context) (requester, error) { return dialHubWriter(ctx, c.transport, url, srv.token) },
+		limit:   appender, limitClients: 1, close: appends.close,
+	}
+	if c.clients > 1 {
+		d.shared = appender
+	}
+	return d, nil
 }
 
 // summary is the median over rounds of each figure.

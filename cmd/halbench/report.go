@@ -63,7 +63,7 @@ func cellRows(c cellResult) []row {
 	g, e := summarizeRounds(c.gateway), summarizeRounds(c.echo)
 	unit := "req/s"
 	if c.write {
-		unit = "writes/s; limit: the audit log's synced appends/s"
+		unit = "writes/s; limit: the audit log's synced appends/s, one at a time"
 	}
 	tp := row{figure: c.name() + ": throughput (" + unit + ")", gateway: fmt.Sprintf("%.0f", g.throughput),
 		echo: fmt.Sprintf("%.0f", e.throughput), ratio: ratio(g.throughput, e.throughput)}
@@ -90,7 +90,13 @@ func cellRows(c cellResult) []row {
 		atLeast(&tp, g.throughput, e.throughput, manyThroughput)
 		atMost(&p99, g.p99, e.p99, manyP99)
 	}
-	return []row{tp, p50, p99}
+	out := []row{tp, p50, p99}
+	if c.shared != nil {
+		sh := summarizeRounds(c.shared)
+		out = append(out, row{figure: fmt.Sprintf("%s: throughput beside %d appenders sharing the audit log's syncs (no target: each write also sends its value to every client)", c.name(), c.clients),
+			gateway: fmt.Sprintf("%.0f", g.throughput), echo: fmt.Sprintf("%.0f", sh.throughput), ratio: ratio(g.throughput, sh.throughput)})
+	}
+	return out
 }
 
 func (r *report) fanoutRows() []row {
@@ -117,9 +123,7 @@ func (r *report) fanoutRows() []row {
 	if f.gaps.foreign > 0 {
 		out = append(out, row{figure: "fan-out: values of sim.led no write of the writer made, or repeated", gateway: fmt.Sprint(f.gaps.foreign)})
 	}
-	if f.dropped > 0 {
-		out = append(out, row{figure: "fan-out: notifications halbench itself dropped (its fault, not the gateway's)", gateway: fmt.Sprint(f.dropped)})
-	}
+	out = append(out, row{figure: "fan-out: watchers whose connection ended", gateway: fmt.Sprint(f.ended), target: "0", result: verdict(f.ended == 0)})
 	if f.elapsed > 0 {
 		if r.res.measured {
 			out = append(out, row{figure: "fan-out: gateway CPU during the writes (% of one core)", gateway: fmt.Sprintf("%.1f", cpuPercent(f.cpuTicks, f.elapsed))})
