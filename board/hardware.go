@@ -223,11 +223,17 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 	switch dc.Kind {
 	case device.KindGPIOOutput:
 		d.Schema = device.Schema{Type: device.TypeBoolean}
+		d.Pin = strings.TrimSpace(dc.Pin)
 	case device.KindGPIOInput:
 		d.Schema = device.Schema{Type: device.TypeBoolean}
 		d.Access, d.Risk = device.AccessRead, device.RiskLow
+		d.Pin = strings.TrimSpace(dc.Pin)
 	case device.KindPWM:
 		d.Schema = device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}
+		d.Pin = strings.TrimSpace(dc.Pin)
+		if dc.Frequency != nil {
+			d.Frequency = *dc.Frequency
+		}
 	case device.KindSensor:
 		drv, ok := drivers[dc.Driver]
 		if !ok {

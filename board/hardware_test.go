@@ -441,11 +441,17 @@ devices:
 			Schema: s, Safe: safe, State: device.StateOK, Tags: tags}
 	}
 	volts := device.Schema{Type: device.TypeNumber, Unit: "V"}
+	// The pin devices carry their pin as the file names it, and a pwm
+	// its frequency (gateway extensions of the descriptor).
+	wired := func(d device.Descriptor, pin string, freq float64) device.Descriptor {
+		d.Pin, d.Frequency = pin, freq
+		return d
+	}
 	want := []device.Descriptor{
-		d("i", device.KindGPIOInput, "Button", r, low, boolean, nil, "panel"),
+		wired(d("i", device.KindGPIOInput, "Button", r, low, boolean, nil, "panel"), "button1", 0),
 		d("m", device.KindSerial, "", rw, high, device.Schema{Type: device.TypeString, MaxLength: &maxLen}, "OUTP OFF"),
-		d("o", device.KindGPIOOutput, "", rw, high, boolean, false),
-		d("p", device.KindPWM, "", rw, high, device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, 0.0),
+		wired(d("o", device.KindGPIOOutput, "", rw, high, boolean, false), "relay1", 0),
+		wired(d("p", device.KindPWM, "", rw, high, device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, 0.0), "servo", 50),
 		d("s", device.KindSensor, "", r, low, device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{"ain1": volts, "ain3": volts}}, nil),
 		d("t", device.KindSensor, "", r, high, device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{
 			"temperature": {Type: device.TypeNumber, Unit: "Cel"}}}, nil),

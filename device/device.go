@@ -81,6 +81,18 @@ type Descriptor struct {
 	// written: the configuration's reason for `safe: none`, or the
 	// board's (a serial line has no state to return to).
 	NoSafeReason string `json:"noSafeReason,omitempty"`
+
+	// Pin is the GPIO line a gpio.input, gpio.output or pwm device is
+	// wired to, as the configuration names it ("GPIO17", "pin11",
+	// "pinctrl-rp1:17"); the sim board's devices have documented pins of
+	// their own. A gateway extension of the descriptor: it lets a client
+	// that thinks in pins (gpiozero, a wiring diagram) find the device,
+	// without a second copy of the wiring outside the gateway.
+	Pin string `json:"pin,omitempty"`
+	// Frequency is a pwm device's frequency in Hz (configuration, not a
+	// value: the spec's §6 makes the duty cycle the value), so a client
+	// can tell the frequency it will get. A gateway extension too.
+	Frequency float64 `json:"frequency,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)

@@ -29,6 +29,24 @@ const (
 	Meter       = "sim.meter"
 )
 
+// The GPIO lines the sim board's pin devices stand for (the descriptor's
+// `pin`): the Raspberry Pi header's BCM numbers of a bench wired like
+// docs/examples/pi-bench.yaml, so that a script that addresses pins
+// (gpiozero through the Python client's pin factory, docs/python.md) runs
+// unchanged on the sim board and on that Pi. GPIO18 carries the Pi's
+// hardware PWM0, as a fan's PWM would.
+const (
+	LEDPin    = "GPIO17"
+	ButtonPin = "GPIO27"
+	DoorPin   = "GPIO22"
+	HeaterPin = "GPIO23"
+	FanPin    = "GPIO18"
+)
+
+// FanFrequency is sim.fan's PWM frequency in Hz: gpiozero's default for a
+// PWMOutputDevice, which the sim board has no reason to differ from.
+const FanFrequency = 100.0
+
 // HeaterMaxOn is how long sim.heater may stay on (its maxOnMs rule).
 const HeaterMaxOn = 10 * time.Minute
 
@@ -82,17 +100,19 @@ func Descriptors(cfg Config) []device.Descriptor {
 	boolean := device.Schema{Type: device.TypeBoolean}
 	rw, r := device.AccessReadWrite, device.AccessRead
 	low, high := device.RiskLow, device.RiskHigh
+	fan := wired(describe(Fan, device.KindPWM, "Fan", rw, low,
+		device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, 0.0), FanPin)
+	fan.Frequency = FanFrequency
 	return []device.Descriptor{
-		describe(LED, device.KindGPIOOutput, "LED", rw, low, boolean, false),
-		describe(Button, device.KindGPIOInput, "Button (true = pressed)", r, low, boolean, nil),
-		describe(Door, device.KindGPIOInput, "Door contact (true = open)", r, low, boolean, nil),
-		describe(Heater, device.KindGPIOOutput, "Heater relay", rw, high, boolean, false),
+		wired(describe(LED, device.KindGPIOOutput, "LED", rw, low, boolean, false), LEDPin),
+		wired(describe(Button, device.KindGPIOInput, "Button (true = pressed)", r, low, boolean, nil), ButtonPin),
+		wired(describe(Door, device.KindGPIOInput, "Door contact (true = open)", r, low, boolean, nil), DoorPin),
+		wired(describe(Heater, device.KindGPIOOutput, "Heater relay", rw, high, boolean, false), HeaterPin),
 		describe(Temperature, device.KindSensor, "Temperature", r, low,
 			device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{
 				"temperature": {Type: device.TypeNumber, Unit: "Cel"},
 			}}, nil),
-		describe(Fan, device.KindPWM, "Fan", rw, low,
-			device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, 0.0),
+		fan,
 		meterDescriptor(describe(Meter, device.KindSerial, "Meter", rw, low,
 			device.Schema{Type: device.TypeString, MaxLength: &maxLen}, nil)),
 	}
@@ -104,6 +124,12 @@ const MeterNoSafe = "a line instrument: the stop sends it no line; its safe may 
 
 func meterDescriptor(d device.Descriptor) device.Descriptor {
 	d.NoSafeReason = MeterNoSafe
+	return d
+}
+
+// wired returns d with the pin it stands for.
+func wired(d device.Descriptor, pin string) device.Descriptor {
+	d.Pin = pin
 	return d
 }
 

@@ -124,12 +124,13 @@ func TestDescriptors(t *testing.T) {
 	maxLine := 4096
 	boolean := device.Schema{Type: device.TypeBoolean}
 	want := []device.Descriptor{
-		{ID: "sim.button", Kind: "gpio.input", Access: "r", Risk: "low", Schema: boolean},
-		{ID: "sim.door", Kind: "gpio.input", Access: "r", Risk: "low", Schema: boolean},
+		{ID: "sim.button", Kind: "gpio.input", Access: "r", Risk: "low", Schema: boolean, Pin: "GPIO27"},
+		{ID: "sim.door", Kind: "gpio.input", Access: "r", Risk: "low", Schema: boolean, Pin: "GPIO22"},
 		{ID: "sim.fan", Kind: "pwm", Access: "rw", Risk: "low",
-			Schema: device.Schema{Type: "number", Minimum: f(0), Maximum: f(100), Unit: "%"}, Safe: 0.0},
-		{ID: "sim.heater", Kind: "gpio.output", Access: "rw", Risk: "high", Schema: boolean, Safe: false},
-		{ID: "sim.led", Kind: "gpio.output", Access: "rw", Risk: "low", Schema: boolean, Safe: false},
+			Schema: device.Schema{Type: "number", Minimum: f(0), Maximum: f(100), Unit: "%"}, Safe: 0.0,
+			Pin: "GPIO18", Frequency: 100},
+		{ID: "sim.heater", Kind: "gpio.output", Access: "rw", Risk: "high", Schema: boolean, Safe: false, Pin: "GPIO23"},
+		{ID: "sim.led", Kind: "gpio.output", Access: "rw", Risk: "low", Schema: boolean, Safe: false, Pin: "GPIO17"},
 		{ID: "sim.meter", Kind: "serial", Access: "rw", Risk: "low",
 			Schema: device.Schema{Type: "string", MaxLength: &maxLine}, NoSafeReason: sim.MeterNoSafe},
 		{ID: "sim.temperature", Kind: "sensor", Access: "r", Risk: "low",

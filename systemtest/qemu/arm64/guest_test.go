@@ -21,23 +21,29 @@ type guestConfig struct {
 	qmpPath              string
 }
 
+// guestMachine is the emulated board: QEMU's virt machine with two
+// Cortex-A53 cores (the Pi 3's) and 1 GiB under multi-threaded TCG, one
+// host thread per vCPU.
+func guestMachine() []string {
+	return []string{"-M", "virt", "-cpu", "cortex-a53", "-smp", "2", "-m", "1024", "-accel", "tcg,thread=multi"}
+}
+
 // startGuest boots qemu-system-aarch64 -M virt; QEMU listens on the
 // chardevs' sockets and the instruments connect once QMP answers.
 func startGuest(ctx context.Context, gc guestConfig) (*qemutest.Guest, error) {
 	return qemutest.Start(ctx, qemutest.Config{
 		QEMU: "qemu-system-aarch64",
-		Args: []string{
-			"-M", "virt", "-cpu", "cortex-a53", "-smp", "2", "-m", "1024",
-			"-accel", "tcg,thread=multi", "-nographic", "-no-reboot",
+		Args: append(guestMachine(),
+			"-nographic", "-no-reboot",
 			"-kernel", gc.kernel, "-initrd", gc.initrd,
 			"-append", "console=ttyAMA0 panic=-1 loglevel=4",
 			"-device", "qemu-xhci,id=xhci",
-			"-chardev", "socket,id=cu,path=" + gc.usbChardev + ",server=on,wait=off",
+			"-chardev", "socket,id=cu,path="+gc.usbChardev+",server=on,wait=off",
 			"-device", "usb-serial,chardev=cu,id=usbser,bus=xhci.0",
-			"-chardev", "socket,id=cp,path=" + gc.pciChard + ",server=on,wait=off",
+			"-chardev", "socket,id=cp,path="+gc.pciChard+",server=on,wait=off",
 			"-device", "pci-serial,chardev=cp,id=pciser",
-			"-qmp", "unix:" + gc.qmpPath + ",server=on,wait=off",
-		},
+			"-qmp", "unix:"+gc.qmpPath+",server=on,wait=off",
+		),
 		NetDevice:   "virtio-net-pci,romfile=",
 		Forward:     []int{guestHALPort, guestCmdPort},
 		CommandPort: guestCmdPort,

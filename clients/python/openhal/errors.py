@@ -1,0 +1,101 @@
+"""Errors of the OpenHAL client.
+
+Every error the Hub answers becomes a :class:`HubError` carrying the Hub's
+``code``, ``message`` and ``data`` (spec §9), as a subclass named for the
+code, so that a script can catch exactly what it can handle
+(``except Stopped``) and still see ``data.reason`` for anything else.
+Errors of the connection itself are :class:`ConnectionLost` and
+:class:`CallTimeout`: nothing was answered, so there is no Hub code.
+"""
+
+from typing import Any, Dict, Optional, Type
+
+__all__ = [
+    "OpenHALError", "ConnectionLost", "CallTimeout", "VersionMismatch", "FingerprintMismatch", "HubError",
+    "ParseError", "InvalidRequest", "MethodNotFound", "InvalidParams", "InternalError", "NotInitialized",
+    "Unauthorized", "Forbidden", "DeviceNotFound", "Blocked", "Stopped", "DeviceFault", "NotSupported",
+    "Timeout", "Busy", "ConfirmationNotFound", "ConfirmationClosed", "hub_error",
+]
+
+
+class OpenHALError(Exception):
+    """The root of every error this package raises."""
+
+
+class ConnectionLost(OpenHALError):
+    """The connection ended before the answer came (the Hub restarted,
+    the network went away, or the client was closed)."""
+
+
+class CallTimeout(OpenHALError):
+    """No answer within the call's timeout. The request may still be
+    applied by the Hub: a write that timed out has an unknown outcome."""
+
+
+class VersionMismatch(OpenHALError):
+    """The Hub answered a protocol version this client cannot use
+    (seed 3.1.2, 5: the client disconnects and says which each side has)."""
+
+
+class FingerprintMismatch(OpenHALError):
+    """The TLS certificate the Hub presented is not the pinned one."""
+
+
+class HubError(OpenHALError):
+    """An error object the Hub answered: ``{code, message, data}``.
+
+    ``reason`` is ``data["reason"]``, the Hub's machine-readable word
+    (always there, spec §1).
+    """
+
+    code = 0
+
+    def __init__(self, code: int, message: str, data: Optional[Dict[str, Any]] = None):
+        super().__init__("%s (%d, %s)" % (message, code, (data or {}).get("reason", "")))
+        self.code = code
+        self.message = message
+        self.data = data or {}
+
+    @property
+    def reason(self) -> str:
+        return str(self.data.get("reason", ""))
+
+
+def _named(name: str, code: int, doc: str) -> Type[HubError]:
+    return type(name, (HubError,), {"code": code, "__doc__": doc})
+
+
+ParseError = _named("ParseError", -32700, "The Hub could not parse the message.")
+InvalidRequest = _named("InvalidRequest", -32600, "Not a request the Hub takes (too large, initialized twice).")
+MethodNotFound = _named("MethodNotFound", -32601, "Unknown method, or above the Hub's conformance level.")
+InvalidParams = _named("InvalidParams", -32602, "A bad param or a value outside the device's schema.")
+InternalError = _named("InternalError", -32603, "A bug in the Hub, or its audit log could not be written.")
+NotInitialized = _named("NotInitialized", -32001, "A request before hal/initialize.")
+Unauthorized = _named("Unauthorized", -32002, "The token is missing, unknown, revoked or conflicting.")
+Forbidden = _named("Forbidden", -32003, "The token's scope does not allow this.")
+DeviceNotFound = _named("DeviceNotFound", -32004, "No such device, or not visible to this token.")
+Blocked = _named("Blocked", -32005, "A safety rule refused the write (data['rule']).")
+Stopped = _named("Stopped", -32006, "The emergency stop is engaged: only safe values are written.")
+DeviceFault = _named("DeviceFault", -32007, "The hardware or adapter failed.")
+NotSupported = _named("NotSupported", -32008, "Read of a write-only device, or write of a read-only one.")
+Timeout = _named("Timeout", -32009, "The hardware or adapter did not answer in time.")
+Busy = _named("Busy", -32010, "Too many requests in flight, or the Hub is full.")
+ConfirmationNotFound = _named("ConfirmationNotFound", -32011, "No such confirmation request.")
+ConfirmationClosed = _named("ConfirmationClosed", -32012, "The confirmation request is already resolved.")
+
+_BY_CODE = {cls.code: cls for cls in (
+    ParseError, InvalidRequest, MethodNotFound, InvalidParams, InternalError,
+    NotInitialized, Unauthorized, Forbidden, DeviceNotFound, Blocked, Stopped,
+    DeviceFault, NotSupported, Timeout, Busy, ConfirmationNotFound,
+    ConfirmationClosed)}
+
+
+def hub_error(obj: Dict[str, Any]) -> HubError:
+    """Turns an answer's ``error`` object into the HubError of its code
+    (a plain HubError for a code this client does not know)."""
+    code = obj.get("code")
+    if not isinstance(code, int):
+        code = -32603
+    data = obj.get("data")
+    cls = _BY_CODE.get(code, HubError)
+    return cls(code, str(obj.get("message", "")), data if isinstance(data, dict) else {})

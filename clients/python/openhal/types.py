@@ -1,0 +1,123 @@
+"""What the Hub answers, as small dataclasses.
+
+Each keeps the message it came from in ``raw``, so that a gateway
+extension this client does not name yet is still within reach.
+"""
+
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional
+
+
+@dataclass
+class Descriptor:
+    """A device as hal/devices/list describes it (spec §6). ``pin`` and
+    ``frequency`` are gateway extensions: the GPIO line a gpio/pwm device
+    is wired to, and a pwm device's frequency in Hz."""
+
+    id: str
+    kind: str
+    access: str
+    risk: str
+    source: str = ""
+    label: str = ""
+    schema: Dict[str, Any] = field(default_factory=dict)
+    safe: Any = None
+    state: str = "ok"
+    fault: str = ""
+    tags: List[str] = field(default_factory=list)
+    pin: str = ""
+    frequency: Optional[float] = None
+    no_safe_reason: str = ""
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Descriptor":
+        return cls(id=d["id"], kind=d.get("kind", ""), access=d.get("access", ""), risk=d.get("risk", ""),
+                   source=d.get("source", ""), label=d.get("label", ""), schema=d.get("schema") or {},
+                   safe=d.get("safe"), state=d.get("state", "ok"), fault=d.get("fault", ""),
+                   tags=list(d.get("tags") or []), pin=d.get("pin", ""), frequency=d.get("frequency"),
+                   no_safe_reason=d.get("noSafeReason", ""), raw=d)
+
+    def readable(self) -> bool:
+        return "r" in self.access
+
+    def writable(self) -> bool:
+        return "w" in self.access
+
+
+@dataclass
+class Value:
+    """One value of a device: a hal/read answer, a hal/value notification,
+    or an item of a Watch.
+
+    ``seq`` is absent (None) for a token limited to some devices; ``dev_seq``
+    is the device's own count in this run of the gateway. In a Watch,
+    ``missed`` counts the values of this device that were never seen before
+    this one (a coalesced queue, or a reconnection), ``restarted`` says
+    the gateway restarted since the last value (its counts began again),
+    ``reconnected`` that it was read after a lost connection, and
+    ``initial`` that it is the value the device held when the Watch
+    started (read then, not a change).
+    """
+
+    device: str
+    value: Any
+    ts: str = ""
+    seq: Optional[int] = None
+    dev_seq: Optional[int] = None
+    missed: int = 0
+    restarted: bool = False
+    reconnected: bool = False
+    initial: bool = False
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Value":
+        return cls(device=d["device"], value=d.get("value"), ts=d.get("ts", ""),
+                   seq=d.get("seq"), dev_seq=d.get("devSeq"))
+
+
+@dataclass
+class WriteResult:
+    """A hal/write answer: ``status`` "applied" (with the value's ``seq``
+    and ``dev_seq``, and ``reply`` for a serial device asked for one) or
+    "pending" (with the Confirmation Request an admin must approve)."""
+
+    status: str
+    device: str = ""
+    value: Any = None
+    ts: str = ""
+    seq: Optional[int] = None
+    dev_seq: Optional[int] = None
+    reply: Any = None
+    confirmation: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "WriteResult":
+        return cls(status=d.get("status", ""), device=d.get("device", ""), value=d.get("value"),
+                   ts=d.get("ts", ""), seq=d.get("seq"), dev_seq=d.get("devSeq"), reply=d.get("reply"),
+                   confirmation=d.get("confirmation"), raw=d)
+
+
+@dataclass
+class InitResult:
+    """The hal/initialize answer: who the token is, what the Hub sends,
+    which run of the gateway this is (``boot_id``) and the emergency stop
+    in force when the client connected (``stopped``, None when none)."""
+
+    protocol_version: str
+    hub_info: Dict[str, Any]
+    conformance: str
+    principal: Dict[str, Any]
+    notifications: List[str]
+    boot_id: str = ""
+    stopped: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "InitResult":
+        caps = d.get("capabilities") or {}
+        return cls(protocol_version=d.get("protocolVersion", ""), hub_info=d.get("hubInfo") or {},
+                   conformance=d.get("conformance", ""), principal=d.get("principal") or {},
+                   notifications=list(caps.get("notifications") or []), boot_id=d.get("bootId", ""),
+                   stopped=d.get("stopped"), raw=d)
