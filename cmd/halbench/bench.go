@@ -103,49 +103,75 @@ func (p *process) urlsInto(m map[string]string) error {
 	return nil
 }
 
-// startGateway runs the gateway binary on a fresh state directory with
-// both transports on free loopback ports and s.idleAdapters idle adapters
-// installed and running, and reads the admin token it creates on its first
-// start.
+// startGateway runs the gateway the measurements run against, without
+// adapters, on a fresh state directory under halbench's own.
 func (e *env) startGateway(ctx context.Context, s *settings) error {
 	dir, err := os.MkdirTemp("", "halbench-")
 	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
 	e.dir, e.srv.auditDir = dir, dir
-	// The adapters' user (nobody, when halbench runs as root) must reach
-	// its install folder in the state directory.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		return err
-	}
-	state := filepath.Join(dir, "state")
-	names, err := installIdleAdapters(ctx, s.gateway, state, dir, s.idleAdapters)
+	l, err := launchGateway(ctx, s, filepath.Join(dir, "main"), 0)
 	if err != nil {
 		return err
+	}
+	e.gateway, e.gatewayCmd, e.pid = l.proc, l.cmd, l.proc.pid()
+	e.srv.gateway, e.srv.token = l.urls, l.token
+	return nil
+}
+
+// launched is a gateway halbench started.
+type launched struct {
+	proc  *process
+	cmd   string
+	urls  map[string]string // by transport
+	token string            // the admin token it made
+}
+
+// launchGateway runs the gateway binary on a fresh state directory in
+// dir, with both transports on free loopback ports and adapters idle
+// adapters installed and running, and reads the admin token it creates on
+// its first start.
+func launchGateway(ctx context.Context, s *settings, dir string, adapters int) (*launched, error) {
+	// The adapters' user (nobody, when halbench runs as root) must reach
+	// its install folder in the state directory.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	state := filepath.Join(dir, "state")
+	names, err := installIdleAdapters(ctx, s.gateway, state, dir, adapters)
+	if err != nil {
+		return nil, err
 	}
 	cfg := filepath.Join(dir, "gateway.yaml")
 	if err := os.WriteFile(cfg, []byte(benchConfig+adaptersConfig(names)), 0o600); err != nil {
-		return fmt.Errorf("write the gateway's configuration: %w", err)
+		return nil, fmt.Errorf("write the gateway's configuration: %w", err)
 	}
 	args := []string{"run", "--config", cfg, "--state-dir", state, "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}
 	running := expectLines(adapterRunning, len(names))
-	if e.gateway, err = startProcess(ctx, s.gateway, args, running); err != nil {
-		return fmt.Errorf("gateway: %w (make bench builds bin/gateway; --gateway names another)", err)
+	l := &launched{cmd: s.gateway + " " + strings.Join(args, " "), urls: map[string]string{}}
+	if l.proc, err = startProcess(ctx, s.gateway, args, running); err != nil {
+		return nil, fmt.Errorf("gateway: %w (make bench builds bin/gateway; --gateway names another)", err)
 	}
-	e.gatewayCmd = s.gateway + " " + strings.Join(args, " ")
-	e.pid = e.gateway.pid()
-	if err := e.gateway.waitLines(ctx, running, adaptersTimeout); err != nil {
-		return fmt.Errorf("gateway: the idle adapters: %w", err)
+	err = l.proc.waitLines(ctx, running, adaptersTimeout)
+	if err == nil {
+		err = l.proc.urlsInto(l.urls)
 	}
-	if err := e.gateway.urlsInto(e.srv.gateway); err != nil {
-		return err
+	if err == nil {
+		var tok []byte
+		tok, err = os.ReadFile(filepath.Join(state, token.AdminFile))
+		l.token = strings.TrimSpace(string(tok))
 	}
-	tok, err := os.ReadFile(filepath.Join(state, token.AdminFile))
 	if err != nil {
-		return fmt.Errorf("gateway's admin token: %w", err)
+		l.proc.stop()
+		return nil, fmt.Errorf("gateway in %s: %w", dir, err)
 	}
-	e.srv.token = strings.TrimSpace(string(tok))
-	return nil
+	return l, nil
 }
 
 // adaptersConfig is the configuration's adapters section for the idle
@@ -164,16 +190,42 @@ func adaptersConfig(names []string) string {
 
 // resources are the gateway process's figures.
 type resources struct {
-	rss       int64   // bytes, with s.rssConns connections open
-	idleCPU   float64 // % of one core, with s.idleClients idle clients and s.idleAdapters adapters
-	fanoutRSS int64   // bytes, right after the fan-out's writes, its watchers still connected
-	peakRSS   int64   // bytes, VmHWM at the end of the run
-	measured  bool
+	rss         int64   // bytes, with s.rssConns connections open
+	idleCPU     float64 // % of one core, with s.idleClients idle clients and s.idleAdapters adapters
+	adaptersRSS int64   // bytes, with s.rssConns connections open and s.idleAdapters adapters running (the idle CPU's gateway); 0: not measured
+	peakRSS     int64   // bytes, VmHWM at the end of the run
+	measured    bool
 }
 
 // settle lets the gateway finish what connecting set off (goroutines
 // starting, the first notifications) before a resource is read.
 const settle = 500 * time.Millisecond
+
+// measureIdleWith measures the idle CPU: on a second gateway that halbench
+// starts with s.idleAdapters idle adapters (the one the other figures are
+// measured on runs none: the RSS target is about connections), whose RSS
+// with the idle clients is reported too; on the given gateway otherwise.
+func measureIdleWith(ctx context.Context, s *settings, e *env, rep *report, log *slog.Logger) error {
+	srv, pid := e.srv, e.pid
+	if e.gatewayCmd != "" && s.idleAdapters > 0 {
+		log.Info("idle: a gateway with idle adapters", "adapters", s.idleAdapters)
+		l, err := launchGateway(ctx, s, filepath.Join(e.dir, "idle"), s.idleAdapters)
+		if err != nil {
+			return fmt.Errorf("idle CPU: %w", err)
+		}
+		defer l.proc.stop()
+		srv, pid = servers{gateway: l.urls, token: l.token}, l.proc.pid()
+	}
+	log.Info("idle CPU", "clients", s.idleClients, "adapters", s.idleAdapters, "window", s.idle)
+	var err error
+	if rep.res.idleCPU, err = measureIdle(ctx, s, srv, pid); err != nil {
+		return err
+	}
+	if pid != e.pid {
+		rep.res.adaptersRSS, err = measureRSS(ctx, s, srv, pid)
+	}
+	return err
+}
 
 // measureIdle connects idle clients and measures the gateway's CPU time
 // over s.idle, as a share of one core.
@@ -239,8 +291,7 @@ func measureAll(ctx context.Context, s *settings, e *env, log *slog.Logger) (*re
 	rep := &report{s: s, gatewayCmd: e.gatewayCmd, started: time.Now().UTC()}
 	var err error
 	if e.pid != 0 {
-		log.Info("idle CPU", "clients", s.idleClients, "window", s.idle)
-		if rep.res.idleCPU, err = measureIdle(ctx, s, e.srv, e.pid); err != nil {
+		if err := measureIdleWith(ctx, s, e, rep, log); err != nil {
 			return nil, err
 		}
 		log.Info("RSS", "connections", s.rssConns)

@@ -49,6 +49,7 @@ func TestQuickRun(t *testing.T) {
 		"| RSS with 100 idle connections (MiB) | ",
 		"| RSS right after the fan-out, 250 watchers connected (MiB) | ",
 		"| idle CPU, 100 clients, 20 adapters, 3s (% of one core) | ",
+		"| RSS with 100 idle connections and 20 idle adapters, the idle CPU's gateway (MiB) | ",
 		"| peak RSS, VmHWM at the end (MiB) | ",
 	}
 	for _, tr := range []string{"WebSocket", "TCP"} {

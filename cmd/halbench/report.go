@@ -163,6 +163,7 @@ func (r *report) resourceRows() []row {
 	idle := row{figure: fmt.Sprintf("idle CPU, %d clients, %d adapters, %s (%% of one core)", s.idleClients, s.idleAdapters, s.idle),
 		target: fmt.Sprintf("≤ %.2f", maxIdleCPUPerCent)}
 	peak := row{figure: "peak RSS, VmHWM at the end (MiB)"}
+	withAdapters := row{figure: fmt.Sprintf("RSS with %d idle connections and %d idle adapters, the idle CPU's gateway (MiB)", s.rssConns, s.idleAdapters)}
 	if !r.res.measured {
 		for _, x := range []*row{&rss, &after, &idle, &peak} {
 			x.gateway, x.result = "n/a (no --pid)", "skipped"
@@ -175,7 +176,11 @@ func (r *report) resourceRows() []row {
 	idle.gateway = fmt.Sprintf("%.3f", r.res.idleCPU)
 	idle.result = verdict(r.res.idleCPU <= maxIdleCPUPerCent)
 	peak.gateway = mib(r.res.peakRSS)
-	return []row{rss, after, idle, peak}
+	if r.res.adaptersRSS == 0 {
+		return []row{rss, after, idle, peak}
+	}
+	withAdapters.gateway = mib(r.res.adaptersRSS)
+	return []row{rss, after, idle, withAdapters, peak}
 }
 
 // failed lists the figures whose target was missed.
