@@ -41,20 +41,33 @@ func BenchmarkTCPEcho(b *testing.B) {
 
 func benchTCPRead(b *testing.B, clients int) {
 	h, _, tok := benchHub(b)
+	runLineClients(b, dialHubClients(b, serveTCP(b, h), tok, clients), benchRequest)
+}
+
+// serveTCP serves h on a loopback TCP listener and returns its address.
+func serveTCP(b *testing.B, h *Hub) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
 	go h.ServeLines(ln)
 	b.Cleanup(func() { ln.Close() })
-	conns := make([]*lineClient, clients)
+	return ln.Addr().String()
+}
+
+// dialHubClients opens n initialized clients of the Hub at addr, closed
+// when the benchmark ends.
+func dialHubClients(b *testing.B, addr, tok string, n int) []*lineClient {
+	conns := make([]*lineClient, n)
 	for i := range conns {
-		if conns[i], err = dialLineClient(ln.Addr().String(), tok); err != nil {
+		c, err := dialLineClient(addr, tok)
+		if err != nil {
 			b.Fatal(err)
 		}
-		b.Cleanup(conns[i].close)
+		conns[i] = c
+		b.Cleanup(c.close)
 	}
-	runLineClients(b, conns, benchRequest)
+	return conns
 }
 
 func benchTCPEcho(b *testing.B, clients int) {
@@ -199,12 +212,7 @@ func processCPU(b *testing.B) time.Duration {
 func BenchmarkIdleConnection(b *testing.B) {
 	const n = 100
 	h, _, tok := benchHub(b)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go h.ServeLines(ln)
-	b.Cleanup(func() { ln.Close() })
+	addr := serveTCP(b, h)
 	inUse := func() (heap, stack uint64) {
 		runtime.GC()
 		var m runtime.MemStats
@@ -213,12 +221,7 @@ func BenchmarkIdleConnection(b *testing.B) {
 	}
 	for range b.N {
 		heap0, stack0 := inUse()
-		conns := make([]*lineClient, n)
-		for i := range conns {
-			if conns[i], err = dialLineClient(ln.Addr().String(), tok); err != nil {
-				b.Fatal(err)
-			}
-		}
+		conns := dialHubClients(b, addr, tok, n)
 		waitSessions(b, h, n)
 		heap1, stack1 := inUse()
 		b.ReportMetric(float64(heap1+stack1-heap0-stack0)/n, "bytes/conn")
@@ -266,19 +269,9 @@ func benchTCPWrite(b *testing.B, clients int) {
 	}
 	b.Cleanup(func() { log.Close() })
 	h, _, tok := benchHub(b, func(o *Options) { o.Audit = log })
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	go h.ServeLines(ln)
-	b.Cleanup(func() { ln.Close() })
-	conns := make([]*lineClient, clients)
-	for i := range conns {
-		if conns[i], err = dialLineClient(ln.Addr().String(), tok); err != nil {
-			b.Fatal(err)
-		}
-		conns[i].want = []byte(`"status":"applied"`)
-		b.Cleanup(conns[i].close)
+	conns := dialHubClients(b, serveTCP(b, h), tok, clients)
+	for _, c := range conns {
+		c.want = []byte(`"status":"applied"`)
 	}
 	before := log.Stats()
 	runLineClients(b, conns, []byte(`{"jsonrpc":"2.0","id":10000,"method":"hal/write","params":{"device":"sim.led","value":true}}`+"\n"),
