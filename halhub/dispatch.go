@@ -36,6 +36,17 @@ type method struct {
 	extension bool
 }
 
+// methodNames maps each method's name to itself, for the decoder
+// (jsonrpc.DecodeHALNamed): a request names its method without a string
+// of its own. It is only read once made.
+func methodNames(ms map[string]method) map[string]string {
+	names := map[string]string{openhal.MethodInitialize: openhal.MethodInitialize, openhal.NotifyInitialized: openhal.NotifyInitialized}
+	for name := range ms {
+		names[name] = name
+	}
+	return names
+}
+
 // methods are the requests this Hub serves after hal/initialize.
 func methods() map[string]method {
 	return map[string]method{
@@ -57,7 +68,7 @@ func methods() map[string]method {
 
 // handle takes one message from the client.
 func (s *session) handle(raw []byte) {
-	m, perr := jsonrpc.DecodeHAL(raw)
+	m, perr := jsonrpc.DecodeHALNamed(raw, s.hub.methodNames)
 	if perr != nil {
 		s.hub.stats.errors.Add(1)
 		s.notify(jsonrpc.AppendError(nil, m.ID, perr)) // bounded like a notification

@@ -172,6 +172,7 @@ type Hub struct {
 	cancel      context.CancelFunc
 
 	methods     map[string]method
+	methodNames map[string]string // methodNames(methods), for the decoder
 	stopButtons map[string]bool
 
 	closing atomic.Bool // Shutdown began: requests are refused
@@ -237,6 +238,7 @@ func New(reg *device.Registry, opt Options) *Hub {
 	h.unixBudget = newPeerBudget(lim.MaxUnauthenticatedPerPeer, lim.MaxUnauthenticated)
 	h.guards = map[*guardedListener]struct{}{}
 	addExtensions(h.methods, opt.Extensions)
+	h.methodNames = methodNames(h.methods)
 	h.stopButtons = map[string]bool{}
 	for _, id := range opt.StopButtons {
 		h.stopButtons[id] = true

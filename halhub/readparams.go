@@ -13,9 +13,11 @@ import (
 // usual shape — "device", a string without escapes, and "maxAgeMs", an
 // integer, each at most once — are taken here; anything else, errors
 // included, goes to decodeParams, which stays the reference: both give
-// the same answer for every input (FuzzReadParams).
-func decodeReadParams(params json.RawMessage, p *openhal.ReadParams) *jsonrpc.Error {
-	if readParamsUsual(params, p) {
+// the same answer for every input (FuzzReadParams). lastID, when not
+// nil, is the device id this caller decoded last: a device named again
+// takes that string rather than a new one, and a new one is kept there.
+func decodeReadParams(params json.RawMessage, p *openhal.ReadParams, lastID *string) *jsonrpc.Error {
+	if readParamsUsual(params, p, lastID) {
 		return nil
 	}
 	var ref openhal.ReadParams // on the heap (decodeParams takes any): only here
@@ -27,7 +29,7 @@ func decodeReadParams(params json.RawMessage, p *openhal.ReadParams) *jsonrpc.Er
 // readParamsUsual decodes params into p when they have the usual shape,
 // and reports whether they had it. The decoder has validated params as a
 // JSON object (UTF-8 included), which the walk relies on.
-func readParamsUsual(params []byte, p *openhal.ReadParams) bool {
+func readParamsUsual(params []byte, p *openhal.ReadParams, lastID *string) bool {
 	if len(params) == 0 {
 		return true // missing params mean {}
 	}
@@ -54,6 +56,15 @@ func readParamsUsual(params []byte, p *openhal.ReadParams) bool {
 		}
 		p.MaxAgeMs = &n
 	}
-	p.Device = string(device[1 : len(device)-1])
+	id := device[1 : len(device)-1]
+	switch {
+	case lastID == nil:
+		p.Device = string(id)
+	case string(id) == *lastID:
+		p.Device = *lastID
+	default:
+		p.Device = string(id)
+		*lastID = p.Device
+	}
 	return true
 }

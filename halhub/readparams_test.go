@@ -40,7 +40,8 @@ func FuzzReadParams(f *testing.F) {
 			return // never reaches a method
 		}
 		var fast, ref openhal.ReadParams
-		ferr := decodeReadParams(m.Params, &fast)
+		last := "sim.led"
+		ferr := decodeReadParams(m.Params, &fast, &last)
 		rerr := decodeParams(m.Params, &ref)
 		if !reflect.DeepEqual(errJSON(ferr), errJSON(rerr)) {
 			t.Fatalf("params %s: error %s, decodeParams %s", params, errJSON(ferr), errJSON(rerr))
@@ -68,21 +69,30 @@ func show(p openhal.ReadParams) string {
 func TestReadParamsUsual(t *testing.T) {
 	for _, s := range []string{``, `{}`, `{"device":"sim.led"}`, `{"maxAgeMs":250,"device":"sim.led"}`} {
 		var p openhal.ReadParams
-		if !readParamsUsual(json.RawMessage(s), &p) {
+		if !readParamsUsual(json.RawMessage(s), &p, nil) {
 			t.Errorf("%s: not taken by the fast path", s)
 		}
 	}
 	for _, s := range []string{`{"device":"a\"b"}`, `{"device":5}`, `{"device":"a","x":1}`, `{"device":"a","maxAgeMs":1.5}`, `{"maxAgeMs":1}`} {
 		var p openhal.ReadParams
-		if readParamsUsual(json.RawMessage(s), &p) {
+		if readParamsUsual(json.RawMessage(s), &p, nil) {
 			t.Errorf("%s: taken by the fast path; decodeParams must explain it", s)
 		}
 	}
 	params := json.RawMessage(`{"device":"sim.led"}`)
 	if a := testing.AllocsPerRun(100, func() {
 		var p openhal.ReadParams
-		decodeReadParams(params, &p)
+		decodeReadParams(params, &p, nil)
 	}); a > 1 {
 		t.Errorf("%v allocations to decode {\"device\":\"sim.led\"}, want at most 1 (the id's string)", a)
+	}
+	last := ""
+	if a := testing.AllocsPerRun(100, func() {
+		var p openhal.ReadParams
+		if decodeReadParams(params, &p, &last); p.Device != "sim.led" {
+			t.Fatalf("device %q", p.Device)
+		}
+	}); a != 0 {
+		t.Errorf("%v allocations to decode the device read last, want none", a)
 	}
 }

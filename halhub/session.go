@@ -32,6 +32,13 @@ type transport interface {
 
 var errTooLarge = errors.New("message too large")
 
+// quickState is what the reader keeps from one cached read to the next
+// (quickRead): the device id last read and the answer's room.
+type quickState struct {
+	device string
+	result openhal.ValueResult
+}
+
 // tryWriter is a transport on which the connection's reader may write an
 // answer itself without ever waiting for the client (replyOnReader).
 type tryWriter interface {
@@ -62,6 +69,7 @@ type session struct {
 	local       *Local        // set for an in-process principal (an adapter)
 	tw          tryWriter     // the transport, when the reader may write to it; nil: never
 	scratch     []byte        // the reader's buffer for the answers it writes itself; reader only
+	quick       quickState    // quickRead's; reader only
 
 	// Admission (admission.go): a ticket among the connections not yet
 	// authenticated (nil: none), then a slot from hal/initialize on.
