@@ -16,7 +16,8 @@ type wsTransport struct {
 	c    *websocket.Conn
 	max  int
 	addr string
-	buf  []byte // the last message read, reused while messages are long
+	buf  []byte    // the last message read, reused (a long one's only while they are long)
+	room *sockRoom // the socket's, for tryWrite; nil: the writer writes every answer
 }
 
 // serveWebSocket upgrades GET /hal. Admission is the HTTP connection's:
@@ -44,6 +45,9 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	s := newSession(h, tr, bearer)
 	if g != nil {
 		s.ticket = g.ticket
+	}
+	if tr.room = newSockRoom(g); tr.room != nil {
+		s.tw = tr
 	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
@@ -119,6 +123,18 @@ func (t *wsTransport) read(context.Context) ([]byte, error) {
 		t.buf = nil // a long message's slice, let go at the first short one
 	}
 	return buf, nil
+}
+
+// tryWrite (tryWriter) writes msg in a text frame when the socket takes
+// it at once (sockRoom), and otherwise leaves all of it to the writer.
+func (t *wsTransport) tryWrite(msg []byte) (rest []byte, all bool, err error) {
+	if !t.room.fits(len(msg)) {
+		return msg, false, nil
+	}
+	if err := t.c.Write(context.Background(), websocket.MessageText, msg); err != nil {
+		return nil, false, err
+	}
+	return nil, true, nil
 }
 
 // write writes each message in a text frame, with no context of its own,
