@@ -177,7 +177,7 @@ func (s *session) answer(m jsonrpc.Message, cost int64, serve func() (any, *json
 	p, _ := s.who()
 	err = s.hub.auditAnswer(p, m.Method, m.Params, res, err)
 	s.unhold(cost)
-	s.reply(s.encodeAnswer(nil, id, res, err))
+	s.replyNow(s.encodeAnswer(nil, id, res, err))
 }
 
 // encodeAnswer appends the answer of a request to dst: its error, else

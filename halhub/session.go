@@ -39,8 +39,9 @@ type quickState struct {
 	result openhal.ValueResult
 }
 
-// tryWriter is a transport on which the connection's reader may write an
-// answer itself without ever waiting for the client (replyOnReader).
+// tryWriter is a transport on which the goroutine that made an answer may
+// write it itself without ever waiting for the client (replyNow). It is
+// called only under the queue's claim, one call at a time.
 type tryWriter interface {
 	// tryWrite writes msg, framed, as far as the transport takes it at
 	// once. all reports it written whole; otherwise rest is the part of
@@ -67,7 +68,7 @@ type session struct {
 	idle        chan struct{} // a token when inflight dropped to zero (Shutdown waits on it)
 	maxMsgBytes int           // the largest message now (smaller before hal/initialize); reader only
 	local       *Local        // set for an in-process principal (an adapter)
-	tw          tryWriter     // the transport, when the reader may write to it; nil: never
+	tw          tryWriter     // the transport, when an answer's goroutine may write to it (replyNow); nil: never
 	scratch     []byte        // the reader's buffer for the answers it writes itself; reader only
 	quick       quickState    // quickRead's; reader only
 
@@ -196,34 +197,45 @@ func (s *session) reply(msg []byte) {
 	}
 }
 
-// replyOnReader sends an answer made on the connection's reader. When
-// nothing else waits to be written and the socket has room, the reader
-// writes it itself (claim, tryWrite), as an echo server would, instead of
-// waking the writer: one hand-off between goroutines less per request.
-// Otherwise it queues like any answer, behind what waits; and what the
-// socket did not take at once goes to the writer (handOver), so that the
-// reader never waits on a client that does not read: that client's next
-// requests are still read, and answered BUSY past the limit (spec §2).
-//
-// msg may be the reader's scratch buffer (s.scratch): written whole, it is
-// kept for the next answer; queued or handed over, the queue owns it.
-func (s *session) replyOnReader(msg []byte) {
+// replyNow sends a request's answer, from whichever goroutine made it (the
+// reader for a cached read, the request's own goroutine for the others).
+// When nothing else waits to be written and the socket has room, that
+// goroutine writes it itself (claim, tryWrite), as an echo server would,
+// instead of waking the writer: one hand-off between goroutines less per
+// request, and an answer that does not wait behind the writers of other
+// connections for a core. Otherwise it queues like any answer, behind
+// what waits; and what the socket did not take at once goes to the writer
+// (handOver), so that no goroutine waits on a client that does not read:
+// that client's next requests are still read, and answered BUSY past the
+// limit (spec §2). written reports msg written whole: the caller may
+// reuse it.
+func (s *session) replyNow(msg []byte) (written bool) {
 	if s.tw == nil || !s.q.claim(msg) {
-		s.scratch = nil
 		s.reply(msg)
-		return
+		return false
 	}
 	rest, all, err := s.tw.tryWrite(msg)
 	switch {
 	case err != nil:
 		s.close("write failed")
 	case all:
-		s.scratch = msg[:0]
 		s.q.done()
 		s.release()
+		return true
 	default:
-		s.scratch = nil
 		s.q.handOver(rest, s.release)
+	}
+	return false
+}
+
+// replyOnReader is replyNow for an answer the reader made in its scratch
+// buffer (s.scratch): written whole, the buffer is kept for the next
+// answer; queued or handed over, the queue owns it.
+func (s *session) replyOnReader(msg []byte) {
+	if s.replyNow(msg) {
+		s.scratch = msg[:0]
+	} else {
+		s.scratch = nil
 	}
 }
 

@@ -23,7 +23,7 @@ type lineTransport struct {
 	addr    string
 	cut     atomic.Bool // a line too long ended the stream: close lingers
 
-	// tryWrite's, used by the reader only (trywrite_unix.go).
+	// tryWrite's, used under the queue's claim only (trywrite_unix.go).
 	raw       syscall.RawConn // the socket; nil: none (TLS, a pipe)
 	line      []byte          // msg and its newline
 	writeLine func(fd uintptr) bool

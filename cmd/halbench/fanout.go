@@ -114,15 +114,10 @@ type fanoutResult struct {
 // readDevice at s.writeRate for s.fanout, and checks that every watcher
 // saw every write's value.
 func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog.Logger) (fanoutResult, error) {
-	wc, err := halclient.Dial(ctx, srv.gateway[transportWS], halclient.Options{Token: srv.token, ClientName: "halbench-write"})
-	if err != nil {
-		return fanoutResult{}, fmt.Errorf("fan-out: writer: %w", err)
-	}
-	defer wc.Close()
 	// The writer alone first: its p99 with the watchers is compared with
 	// this one, taken in the same run.
 	log.Info("fan-out: the writer alone", "rate", s.writeRate, "duration", s.fanout)
-	alone := write(ctx, wc, s)
+	alone := runWriter(ctx, s, srv)
 	if alone.err != nil {
 		return fanoutResult{}, alone.err
 	}
@@ -141,7 +136,7 @@ func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog
 	}
 	log.Info("fan-out", "watchers", s.watchers, "rate", s.writeRate, "duration", s.fanout)
 	overflowsBefore, overflowErr := queueOverflows(ctx, srv)
-	wr := write(ctx, wc, s)
+	wr := runWriter(ctx, s, srv)
 	if wr.err != nil {
 		return fanoutResult{}, wr.err
 	}

@@ -9,6 +9,7 @@
 //	halbench --hub-ws URL --hub-tcp URL --token T [--pid N] [flags]
 //	halbench echo --ws ADDR --tcp ADDR
 //	halbench adapter NAME            an idle adapter (the gateway starts it)
+//	halbench writer --url URL ...    the fan-out's writer (halbench starts it)
 //
 // It prints a markdown table to stdout with each target beside its
 // figure, and exits 1 when a target is missed (unless --no-fail). It is a
@@ -54,6 +55,8 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 		err = cmdEcho(ctx, args[1:], stderr)
 	case len(args) > 0 && args[0] == "adapter":
 		err = cmdAdapter(ctx, args[1:], stderr)
+	case len(args) > 0 && args[0] == "writer":
+		err = cmdWriter(ctx, args[1:], stdout, stderr)
 	default:
 		missed, err = cmdBench(ctx, args, stdout, stderr)
 	}
