@@ -26,17 +26,28 @@ var audited = map[string]string{
 }
 
 // record appends entries and waits until they are on disk.
-func (h *Hub) record(entries ...audit.Entry) error {
+func (h *Hub) record(entries ...audit.Entry) error { return h.recordLater(entries...)() }
+
+// recordLater hands entries to the audit log, which places them after
+// everything handed before, and returns the wait for their sync: a write
+// leaves its device's turn in between, so that the writes behind it need
+// not wait for its sync, and the log syncs theirs together.
+func (h *Hub) recordLater(entries ...audit.Entry) (synced func() error) {
 	if h.opt.Audit == nil || len(entries) == 0 {
-		return nil
+		return func() error { return nil }
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
-	defer cancel()
-	_, err := h.opt.Audit.Append(ctx, entries...)
-	if err != nil {
-		h.log.Error("audit log append failed", "err", err, "entries", len(entries))
+	p, err := h.opt.Audit.Hand(entries...)
+	return func() error {
+		if err == nil {
+			ctx, cancel := context.WithTimeout(context.Background(), auditTimeout)
+			defer cancel()
+			_, err = p.Wait(ctx)
+		}
+		if err != nil {
+			h.log.Error("audit log append failed", "err", err, "entries", len(entries))
+		}
+		return err
 	}
-	return err
 }
 
 // auditAnswer records a client's audited request and its answer. When the

@@ -52,7 +52,7 @@ func (c *countingTransport) expect(n int) chan struct{} {
 }
 
 // benchHub is a Hub over one output, with an admin token.
-func benchHub(b *testing.B) (*Hub, *device.Registry, string) {
+func benchHub(b *testing.B, configure ...func(*Options)) (*Hub, *device.Registry, string) {
 	b.Helper()
 	store := token.Open(b.TempDir())
 	tok, err := store.Add("bench", openhal.KindAgent, openhal.ScopeAdmin, nil)
@@ -63,7 +63,11 @@ func benchHub(b *testing.B) (*Hub, *device.Registry, string) {
 	reg := device.NewRegistry(nil)
 	lim := DefaultLimits()
 	lim.MaxConnections = 200
-	h := New(reg, Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: lim})
+	opt := Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Limits: lim}
+	for _, c := range configure {
+		c(&opt)
+	}
+	h := New(reg, opt)
 	b.Cleanup(h.Close)
 	h.SetTokens(tab)
 	if _, err := reg.Add(output("sim.led", device.RiskLow)); err != nil {

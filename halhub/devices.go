@@ -109,7 +109,7 @@ func (h *Hub) lookupFor(entry token.Entry, id string) (found, *jsonrpc.Error) {
 // take one, unless the cached value is younger than maxAgeMs; the value
 // last applied for an output.
 func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
-	r, err := planRead(s, params)
+	r, err := planRead(s, params, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -125,15 +125,21 @@ func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *j
 // quickRead answers hal/read on the reader when no device is asked: an
 // output's value, or a cached one young enough. A read that measures
 // waits for its device, so serveRead takes it on a goroutine of its own.
+//
+// On the reader, it reuses the session's last device id and answer
+// (s.quick), so that a client reading the same devices again and again
+// costs no allocation: the answer is encoded before the next request is
+// read.
 func quickRead(s *session, params json.RawMessage) (any, *jsonrpc.Error, bool) {
-	r, err := planRead(s, params)
+	r, err := planRead(s, params, &s.quick.device)
 	switch {
 	case err != nil:
 		return nil, err, false
 	case r.measure:
 		return nil, nil, true
 	}
-	return readResult(s, r.f.id, r.snap), nil, false
+	s.quick.result = readResult(s, r.f.id, r.snap)
+	return &s.quick.result, nil, false
 }
 
 // readPlan is what a hal/read needs: the device, and either its cached
@@ -146,10 +152,11 @@ type readPlan struct {
 }
 
 // planRead checks a hal/read's params and the device, and finds whether
-// the cached value answers it.
-func planRead(s *session, params json.RawMessage) (readPlan, *jsonrpc.Error) {
+// the cached value answers it. lastID, when not nil, holds the device id
+// last read, reused when the params name it again (decodeReadParams).
+func planRead(s *session, params json.RawMessage, lastID *string) (readPlan, *jsonrpc.Error) {
 	var p openhal.ReadParams
-	if err := decodeParams(params, &p); err != nil {
+	if err := decodeReadParams(params, &p, lastID); err != nil {
 		return readPlan{}, err
 	}
 	if p.Device == "" {

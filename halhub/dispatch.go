@@ -36,6 +36,17 @@ type method struct {
 	extension bool
 }
 
+// methodNames maps each method's name to itself, for the decoder
+// (jsonrpc.DecodeHALNamed): a request names its method without a string
+// of its own. It is only read once made.
+func methodNames(ms map[string]method) map[string]string {
+	names := map[string]string{openhal.MethodInitialize: openhal.MethodInitialize, openhal.NotifyInitialized: openhal.NotifyInitialized}
+	for name := range ms {
+		names[name] = name
+	}
+	return names
+}
+
 // methods are the requests this Hub serves after hal/initialize.
 func methods() map[string]method {
 	return map[string]method{
@@ -57,7 +68,7 @@ func methods() map[string]method {
 
 // handle takes one message from the client.
 func (s *session) handle(raw []byte) {
-	m, perr := jsonrpc.DecodeHAL(raw)
+	m, perr := jsonrpc.DecodeHALNamed(raw, s.hub.methodNames)
 	if perr != nil {
 		s.hub.stats.errors.Add(1)
 		s.notify(jsonrpc.AppendError(nil, m.ID, perr)) // bounded like a notification
@@ -136,7 +147,9 @@ func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 	}
 	if meth.quick != nil {
 		if res, err, waits := meth.quick(s, m.Params); !waits {
-			s.answer(m, cost, func() (any, *jsonrpc.Error) { return res, err })
+			err = s.hub.auditAnswer(p, m.Method, m.Params, res, err) // records nothing: never waits
+			s.unhold(cost)
+			s.replyOnReader(s.encodeAnswer(s.scratch, m.ID, res, err))
 			return
 		}
 	}
@@ -164,11 +177,16 @@ func (s *session) answer(m jsonrpc.Message, cost int64, serve func() (any, *json
 	p, _ := s.who()
 	err = s.hub.auditAnswer(p, m.Method, m.Params, res, err)
 	s.unhold(cost)
+	s.replyNow(s.encodeAnswer(nil, id, res, err))
+}
+
+// encodeAnswer appends the answer of a request to dst: its error, else
+// its result.
+func (s *session) encodeAnswer(dst, id []byte, res any, err *jsonrpc.Error) []byte {
 	if err != nil {
-		s.replyError(id, err)
-		return
+		return s.encodeError(dst, id, err)
 	}
-	s.replyResult(id, res)
+	return s.encodeResult(dst, id, res)
 }
 
 // decodeParams decodes params strictly: a param the method does not know

@@ -265,11 +265,20 @@ func (c *guardedConn) admit(h *Hub, scope openhal.Scope) bool {
 
 func (c *guardedConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	var ne net.Error
-	if err != nil && errors.As(err, &ne) && ne.Timeout() {
-		c.readTimedOut.Store(true)
+	if err != nil {
+		c.noteTimeout(err)
 	}
 	return n, err
+}
+
+// noteTimeout records a read that hit its deadline. It is a function of
+// its own so that the error's target escapes to the heap only on an
+// error, not on every read.
+func (c *guardedConn) noteTimeout(err error) {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		c.readTimedOut.Store(true)
+	}
 }
 
 func (c *guardedConn) Close() error {

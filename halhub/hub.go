@@ -157,20 +157,22 @@ type Hub struct {
 	clk    clock.Clock
 	bootID string
 
-	tokens   atomic.Pointer[token.Table]
-	auth     *authLimiter
-	order    *writeOrder
-	stats    stats
-	safety   *safety
-	loop     *safetyLoop
-	stop     stopState
-	confirms *confirmations
-	coalesce *coalescer // the audit's rate per principal
-	queues   *queueBudget
-	pages    chan struct{} // page builders at work (buildPage)
-	cancel   context.CancelFunc
+	tokens      atomic.Pointer[token.Table]
+	auth        *authLimiter
+	order       *writeOrder
+	stats       stats
+	safety      *safety
+	loop        *safetyLoop
+	stop        stopState
+	confirms    *confirmations
+	coalesce    *coalescer // the audit's rate per principal
+	queues      *queueBudget
+	lineWriters *sync.Pool    // buffers of the line transports' writes (newLineWriters)
+	pages       chan struct{} // page builders at work (buildPage)
+	cancel      context.CancelFunc
 
 	methods     map[string]method
+	methodNames map[string]string // methodNames(methods), for the decoder
 	stopButtons map[string]bool
 
 	closing atomic.Bool // Shutdown began: requests are refused
@@ -212,19 +214,20 @@ func New(reg *device.Registry, opt Options) *Hub {
 		opt.AuthFailures, opt.AuthWindow = 5, time.Minute
 	}
 	h := &Hub{
-		opt:      opt,
-		reg:      reg,
-		log:      opt.Logger,
-		clk:      opt.Clock,
-		bootID:   newBootID(),
-		order:    newWriteOrder(),
-		sessions: map[*session]struct{}{},
-		methods:  methods(),
-		safety:   newSafety(opt.Clock, opt.Rules),
-		loop:     newSafetyLoop(),
-		confirms: newConfirmations(),
-		queues:   newQueueBudget(opt.Limits.TotalQueueBytes),
-		pages:    make(chan struct{}, pageBuilders),
+		opt:         opt,
+		reg:         reg,
+		log:         opt.Logger,
+		clk:         opt.Clock,
+		bootID:      newBootID(),
+		order:       newWriteOrder(),
+		sessions:    map[*session]struct{}{},
+		methods:     methods(),
+		safety:      newSafety(opt.Clock, opt.Rules),
+		loop:        newSafetyLoop(),
+		confirms:    newConfirmations(),
+		queues:      newQueueBudget(opt.Limits.TotalQueueBytes),
+		lineWriters: newLineWriters(),
+		pages:       make(chan struct{}, pageBuilders),
 	}
 	h.coalesce = newCoalescer(opt.Clock, coalesceRates, h.recordCount)
 	h.auth = newAuthLimiter(authLimits{
@@ -236,6 +239,7 @@ func New(reg *device.Registry, opt Options) *Hub {
 	h.guards = map[*guardedListener]struct{}{}
 	addExtensions(h.methods, opt.Extensions)
 	addExtensions(h.methods, valuesExtension(reg))
+	h.methodNames = methodNames(h.methods)
 	h.stopButtons = map[string]bool{}
 	for _, id := range opt.StopButtons {
 		h.stopButtons[id] = true

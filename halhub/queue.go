@@ -39,6 +39,10 @@ type outQueue struct {
 	// takenAt is when the batch being written was taken (zero when none):
 	// how long the client has not read it, by now.
 	takenAt time.Time
+	// writing is set from take (or claim) until done: one batch is written
+	// at a time, by the writer or by the reader (claim), so that messages
+	// go out in the order they were queued.
+	writing bool
 	now     func() time.Time
 	budget  *queueBudget // the Hub's, counting every queue's bytes; may be nil
 	free    *qnode
@@ -183,10 +187,14 @@ func (q *outQueue) push(msg []byte, onWritten func()) bool {
 
 // take moves every waiting message into batch (reused by the caller) and
 // returns it with the callbacks to run once the batch is written. Its
-// bytes still count until done is called.
+// bytes still count until done is called. While another batch is being
+// written (claim), it takes nothing: done wakes the writer again.
 func (q *outQueue) take(batch [][]byte, done []func()) ([][]byte, []func()) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.writing {
+		return batch, done
+	}
 	for n := q.head; n != nil; {
 		next := n.next
 		batch = append(batch, n.msg)
@@ -202,17 +210,63 @@ func (q *outQueue) take(batch [][]byte, done []func()) ([][]byte, []func()) {
 	clear(q.values)
 	q.others = 0
 	if len(batch) > 0 {
-		q.takenAt = q.now()
+		q.takenAt, q.writing = q.now(), true
 	}
 	return batch, done
 }
 
-// done reports the batch last taken written: its bytes no longer count.
+// claim lets the caller write msg itself, as a batch of its own, when
+// nothing waits and nothing is being written: the message then goes out
+// in its order without waking the writer, which for an answer made on
+// the connection's reader saves a hand-off between goroutines per
+// request. It reports false when msg must be pushed instead. A claimed
+// message counts as a taken batch until done — in the bytes held and in
+// how long the client has left it unread — so that a client that stops
+// reading while it is written is seen as it would be by the writer.
+func (q *outQueue) claim(msg []byte) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed || q.writing || q.head != nil {
+		return false
+	}
+	q.addBytes(len(msg))
+	q.taken, q.takenAt, q.writing = len(msg), q.now(), true
+	return true
+}
+
+// handOver gives the writer what is left of a claimed message that the
+// socket did not take at once: it goes first, before what was queued
+// meanwhile, and onWritten runs once it is written.
+func (q *outQueue) handOver(rest []byte, onWritten func()) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.addBytes(-q.taken)
+	q.taken, q.takenAt, q.writing = 0, time.Time{}, false
+	if q.closed {
+		return
+	}
+	n := q.node()
+	n.msg, n.onWritten = rest, onWritten
+	q.addBytes(len(rest))
+	if n.next = q.head; q.head != nil {
+		q.head.prev = n
+	} else {
+		q.tail = n
+	}
+	q.head = n
+	q.signal()
+}
+
+// done reports the batch last taken (or claimed) written: its bytes no
+// longer count, and what was queued meanwhile wakes the writer.
 func (q *outQueue) done() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.addBytes(-q.taken)
-	q.taken, q.takenAt = 0, time.Time{}
+	q.taken, q.takenAt, q.writing = 0, time.Time{}, false
+	if q.head != nil {
+		q.signal()
+	}
 }
 
 // close drops everything and refuses later pushes; what it held no longer
@@ -251,6 +305,11 @@ func (q *outQueue) append(n *qnode) {
 		q.head = n
 	}
 	q.tail = n
+	q.signal()
+}
+
+// signal wakes the writer, if it is not awake already.
+func (q *outQueue) signal() {
 	select {
 	case q.ready <- struct{}{}:
 	default:

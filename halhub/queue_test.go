@@ -135,6 +135,7 @@ func TestQueueTake(t *testing.T) {
 	if strings.Join(got, " ") != "r1 a1 n1 r2" {
 		t.Errorf("took %q", got)
 	}
+	q.done() // written, as the writer reports it
 	for _, f := range done {
 		f()
 	}
@@ -180,11 +181,13 @@ func TestQueueSteadyStateDoesNotAllocate(t *testing.T) {
 	done := make([]func(), 0, 4)
 	q.pushValue("a", msg)
 	batch, done = q.take(batch[:0], done[:0])
+	q.done()
 	allocs := testing.AllocsPerRun(1000, func() {
 		q.pushValue("a", msg)
 		q.pushValue("a", msg)
 		q.pushValue("b", msg)
 		batch, done = q.take(batch[:0], done[:0])
+		q.done()
 	})
 	if allocs != 0 {
 		t.Errorf("%v allocations per round, want 0", allocs)
@@ -284,5 +287,73 @@ func TestQueueBytesCoalesceValues(t *testing.T) {
 	got, _ := takeQueued(q)
 	if len(got) != 8 || !strings.HasPrefix(got[7], "0999") {
 		t.Errorf("%d values wait, the last %.4s; want 8, the newest last", len(got), got[len(got)-1])
+	}
+}
+
+// The reader may write an answer itself (claim) only when nothing waits
+// and nothing is being written, so that messages keep their order; while
+// it writes, the writer takes nothing, and done wakes it for what came
+// meanwhile. A claimed message counts in the bytes held until done.
+func TestQueueClaim(t *testing.T) {
+	q := testQueue(10, 1)
+	if !q.claim([]byte("r1")) {
+		t.Fatal("claim refused on an empty queue")
+	}
+	if b, takenAt := q.held(); b != 2 || takenAt.IsZero() {
+		t.Errorf("claimed: %d bytes held, taken at %v; want 2 and a time", b, takenAt)
+	}
+	q.push([]byte("n1"), nil)
+	queueReady(q) // the push's signal: the writer wakes and must take nothing
+	if got, _ := takeQueued(q); len(got) != 0 {
+		t.Errorf("the writer took %q while the reader wrote", got)
+	}
+	if q.claim([]byte("r2")) {
+		t.Error("a second claim while one is written")
+	}
+	q.done()
+	if !queueReady(q) {
+		t.Error("done did not wake the writer for what was queued meanwhile")
+	}
+	if q.claim([]byte("r2")) {
+		t.Error("claim while n1 waits: r2 would overtake it")
+	}
+	if got, _ := takeQueued(q); strings.Join(got, " ") != "n1" {
+		t.Errorf("took %q, want n1", got)
+	}
+	if q.claim([]byte("r2")) {
+		t.Error("claim while the writer writes n1")
+	}
+	q.done()
+	if b, _ := q.held(); b != 0 {
+		t.Errorf("%d bytes held after done, want 0", b)
+	}
+	q.close()
+	if q.claim([]byte("r3")) {
+		t.Error("claim on a closed queue")
+	}
+}
+
+// What the socket did not take of a claimed message goes to the writer
+// before anything queued meanwhile, with its callback.
+func TestQueueHandOver(t *testing.T) {
+	q := testQueue(10, 1)
+	q.claim([]byte("abcdef"))
+	q.push([]byte("n1"), nil)
+	q.pushValue("a", []byte("a1"))
+	answered := false
+	q.handOver([]byte("def"), func() { answered = true })
+	if b, takenAt := q.held(); b != 3+2+2 || !takenAt.IsZero() {
+		t.Errorf("after hand-over: %d bytes held, taken at %v; want 7, none", b, takenAt)
+	}
+	if !queueReady(q) {
+		t.Error("the hand-over did not wake the writer")
+	}
+	got, done := takeQueued(q)
+	if strings.Join(got, " ") != "def n1 a1" || len(done) != 1 {
+		t.Fatalf("took %q with %d callbacks, want def n1 a1 and one", got, len(done))
+	}
+	done[0]()
+	if !answered {
+		t.Error("the hand-over's callback was not the one taken")
 	}
 }

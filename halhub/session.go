@@ -32,6 +32,23 @@ type transport interface {
 
 var errTooLarge = errors.New("message too large")
 
+// quickState is what the reader keeps from one cached read to the next
+// (quickRead): the device id last read and the answer's room.
+type quickState struct {
+	device string
+	result openhal.ValueResult
+}
+
+// tryWriter is a transport on which the goroutine that made an answer may
+// write it itself without ever waiting for the client (replyNow). It is
+// called only under the queue's claim, one call at a time.
+type tryWriter interface {
+	// tryWrite writes msg, framed, as far as the transport takes it at
+	// once. all reports it written whole; otherwise rest is the part of
+	// msg still to send, which write completes, framing and all.
+	tryWrite(msg []byte) (rest []byte, all bool, err error)
+}
+
 // Session phases (seed 3.1.1).
 const (
 	phaseNew         = iota // waiting for hal/initialize
@@ -51,6 +68,9 @@ type session struct {
 	idle        chan struct{} // a token when inflight dropped to zero (Shutdown waits on it)
 	maxMsgBytes int           // the largest message now (smaller before hal/initialize); reader only
 	local       *Local        // set for an in-process principal (an adapter)
+	tw          tryWriter     // the transport, when an answer's goroutine may write to it (replyNow); nil: never
+	scratch     []byte        // the reader's buffer for the answers it writes itself; reader only
+	quick       quickState    // quickRead's; reader only
 
 	// Admission (admission.go): a ticket among the connections not yet
 	// authenticated (nil: none), then a slot from hal/initialize on.
@@ -177,19 +197,70 @@ func (s *session) reply(msg []byte) {
 	}
 }
 
-func (s *session) replyResult(id []byte, result any) {
-	msg, err := jsonrpc.AppendResult(nil, id, result)
-	if err != nil {
-		s.hub.log.Error("encode result", "err", err)
-		msg = jsonrpc.AppendError(nil, id, errInternal(err))
+// replyNow sends a request's answer, from whichever goroutine made it (the
+// reader for a cached read, the request's own goroutine for the others).
+// When nothing else waits to be written and the socket has room, that
+// goroutine writes it itself (claim, tryWrite), as an echo server would,
+// instead of waking the writer: one hand-off between goroutines less per
+// request, and an answer that does not wait behind the writers of other
+// connections for a core. Otherwise it queues like any answer, behind
+// what waits; and what the socket did not take at once goes to the writer
+// (handOver), so that no goroutine waits on a client that does not read:
+// that client's next requests are still read, and answered BUSY past the
+// limit (spec §2). written reports msg written whole: the caller may
+// reuse it.
+func (s *session) replyNow(msg []byte) (written bool) {
+	if s.tw == nil || !s.q.claim(msg) {
+		s.reply(msg)
+		return false
 	}
-	s.reply(msg)
+	rest, all, err := s.tw.tryWrite(msg)
+	switch {
+	case err != nil:
+		s.close("write failed")
+	case all:
+		s.q.done()
+		s.release()
+		return true
+	default:
+		s.q.handOver(rest, s.release)
+	}
+	return false
 }
 
-func (s *session) replyError(id []byte, e *jsonrpc.Error) {
-	s.hub.stats.errors.Add(1)
-	s.reply(jsonrpc.AppendError(nil, id, e))
+// replyOnReader is replyNow for an answer the reader made in its scratch
+// buffer (s.scratch): written whole, the buffer is kept for the next
+// answer; queued or handed over, the queue owns it.
+func (s *session) replyOnReader(msg []byte) {
+	if s.replyNow(msg) {
+		s.scratch = msg[:0]
+	} else {
+		s.scratch = nil
+	}
 }
+
+// encodeResult is a result's answer; a result that cannot be encoded is
+// answered with an internal error.
+// It appends to dst.
+func (s *session) encodeResult(dst, id []byte, result any) []byte {
+	msg, err := jsonrpc.AppendResult(dst, id, result)
+	if err != nil {
+		s.hub.log.Error("encode result", "err", err)
+		msg = jsonrpc.AppendError(dst, id, errInternal(err))
+	}
+	return msg
+}
+
+// encodeError is an error's answer, counted in the Hub's statistics,
+// appended to dst.
+func (s *session) encodeError(dst, id []byte, e *jsonrpc.Error) []byte {
+	s.hub.stats.errors.Add(1)
+	return jsonrpc.AppendError(dst, id, e)
+}
+
+func (s *session) replyResult(id []byte, result any) { s.reply(s.encodeResult(nil, id, result)) }
+
+func (s *session) replyError(id []byte, e *jsonrpc.Error) { s.reply(s.encodeError(nil, id, e)) }
 
 // notify queues a notification. A full queue closes the connection: a
 // notification other than a value is never dropped (spec §8).

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/openhal/gateway/jsonrpc"
@@ -15,11 +17,18 @@ import (
 // lineTransport carries one message per '\n'-ended line: the TCP and Unix
 // socket transports.
 type lineTransport struct {
-	c    net.Conn
-	lr   *jsonrpc.LineReader
-	bw   *bufio.Writer
-	addr string
-	cut  atomic.Bool // a line too long ended the stream: close lingers
+	c       net.Conn
+	lr      *jsonrpc.LineReader
+	writers *sync.Pool // the Hub's lineWriters
+	addr    string
+	cut     atomic.Bool // a line too long ended the stream: close lingers
+
+	// tryWrite's, used under the queue's claim only (trywrite_unix.go).
+	raw       syscall.RawConn // the socket; nil: none (TLS, a pipe)
+	line      []byte          // msg and its newline
+	writeLine func(fd uintptr) bool
+	wrote     int
+	werr      error
 }
 
 // lingerAfterCut is how long a connection cut for a line too long is
@@ -56,12 +65,15 @@ func (h *Hub) ServeLines(ln net.Listener) error {
 // of the budget of connections not yet authenticated).
 func (h *Hub) serveLine(c net.Conn, peer string, tk *ticket) {
 	tr := &lineTransport{
-		c:    c,
-		lr:   jsonrpc.NewLineReader(c, h.opt.Limits.InitMessageBytes),
-		bw:   bufio.NewWriterSize(c, 16<<10),
-		addr: peer,
+		c:       c,
+		lr:      jsonrpc.NewLineReader(c, h.opt.Limits.InitMessageBytes),
+		writers: h.lineWriters,
+		addr:    peer,
 	}
 	s := newSession(h, tr, "")
+	if tr.raw = rawWriter(c); tr.raw != nil {
+		s.tw = tr
+	}
 	s.ticket = tk
 	h.register(s)
 	go s.serve()
@@ -96,12 +108,25 @@ func (t *lineTransport) read(context.Context) ([]byte, error) {
 	}
 }
 
+// newLineWriters returns the pool of the buffers of the line transports'
+// writes in progress: a connection borrows one for a batch only, so that
+// an idle connection holds none (16 KiB each would be a third of what an
+// idle connection costs, BenchmarkIdleConnection).
+func newLineWriters() *sync.Pool {
+	return &sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 16<<10) }}
+}
+
 func (t *lineTransport) write(_ context.Context, msgs [][]byte) error {
+	bw := t.writers.Get().(*bufio.Writer)
+	bw.Reset(t.c)
 	for _, m := range msgs {
-		t.bw.Write(m)
-		t.bw.WriteByte('\n')
+		bw.Write(m)
+		bw.WriteByte('\n')
 	}
-	return t.bw.Flush()
+	err := bw.Flush()
+	bw.Reset(nil) // hold no connection in the pool
+	t.writers.Put(bw)
+	return err
 }
 
 // close closes the connection. After a line too long it first ends the

@@ -16,7 +16,8 @@ type wsTransport struct {
 	c    *websocket.Conn
 	max  int
 	addr string
-	buf  []byte // the last message read, reused while messages are long
+	buf  []byte    // the last message read, reused (a long one's only while they are long)
+	room *sockRoom // the socket's, for tryWrite; nil: the writer writes every answer
 }
 
 // serveWebSocket upgrades GET /hal. Admission is the HTTP connection's:
@@ -44,6 +45,9 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	s := newSession(h, tr, bearer)
 	if g != nil {
 		s.ticket = g.ticket
+	}
+	if tr.room = newSockRoom(g); tr.room != nil {
+		s.tw = tr
 	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
@@ -78,8 +82,13 @@ var errBinaryMessage = errors.New("binary WebSocket message")
 // serves the long messages that follow; a short message lets it go, so
 // that a connection holds a long message only while it sends them (as
 // the line transport's reader does).
-func (t *wsTransport) read(ctx context.Context) ([]byte, error) {
-	typ, r, err := t.c.Reader(ctx)
+//
+// It reads with no context of its own (ctx is the connection's, and the
+// session closes the connection when ctx ends, which ends the read): the
+// library watches a context that can end with a timer of its own for
+// every frame, which a read per request should not pay for.
+func (t *wsTransport) read(context.Context) ([]byte, error) {
+	typ, r, err := t.c.Reader(context.Background())
 	if err != nil {
 		return nil, err
 	}
@@ -110,15 +119,29 @@ func (t *wsTransport) read(ctx context.Context) ([]byte, error) {
 		return nil, errTooLarge
 	}
 	t.buf = buf
-	if len(buf) <= 4<<10 {
-		t.buf = nil
+	if len(buf) <= 4<<10 && cap(buf) > 4<<10 {
+		t.buf = nil // a long message's slice, let go at the first short one
 	}
 	return buf, nil
 }
 
-func (t *wsTransport) write(ctx context.Context, msgs [][]byte) error {
+// tryWrite (tryWriter) writes msg in a text frame when the socket takes
+// it at once (sockRoom), and otherwise leaves all of it to the writer.
+func (t *wsTransport) tryWrite(msg []byte) (rest []byte, all bool, err error) {
+	if !t.room.fits(len(msg)) {
+		return msg, false, nil
+	}
+	if err := t.c.Write(context.Background(), websocket.MessageText, msg); err != nil {
+		return nil, false, err
+	}
+	return nil, true, nil
+}
+
+// write writes each message in a text frame, with no context of its own,
+// as read does: closing the connection ends a write that waits.
+func (t *wsTransport) write(_ context.Context, msgs [][]byte) error {
 	for _, m := range msgs {
-		if err := t.c.Write(ctx, websocket.MessageText, m); err != nil {
+		if err := t.c.Write(context.Background(), websocket.MessageText, m); err != nil {
 			return err
 		}
 	}

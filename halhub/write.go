@@ -185,17 +185,36 @@ func valueError(id string, err error) *jsonrpc.Error {
 // in order — emergency stop, rules, risk — and applies it. A device's
 // safe value skips all three. The deadline is the write's own: a client
 // that goes away does not cancel a write that may already be at the
-// hardware (seed 3.1.4).
+// hardware (seed 3.1.4). It answers once the write's record is on disk,
+// having left the device's turn as soon as the record had its place in
+// the log (writeInTurn).
 func (h *Hub) write(w *writeAttempt, t *turn) (any, *jsonrpc.Error) {
+	res, err, synced := h.writeInTurn(w, t)
+	if synced != nil {
+		if e := synced(); e != nil {
+			return nil, e
+		}
+	}
+	return res, err
+}
+
+// writeInTurn is write up to the wait for the disk, which it returns
+// (synced, nil when nothing is left to wait for): the next write to the
+// device may be applied while this one's record syncs, and the log syncs
+// the records of many writes at once, so that audited writes to one
+// device are not one sync apart. The log's order is still the writes'
+// order: each record takes its place before its turn ends and before its
+// value is published. A write guarded by an interlock waits in its turn.
+func (h *Hub) writeInTurn(w *writeAttempt, t *turn) (_ any, _ *jsonrpc.Error, synced func() *jsonrpc.Error) {
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	defer cancel()
 	if err := t.wait(ctx); err != nil {
-		return nil, newError(openhal.CodeTimeout, "device_busy", "earlier writes to "+w.f.id+" did not finish in time", data{"device": w.f.id})
+		return nil, newError(openhal.CodeTimeout, "device_busy", "earlier writes to "+w.f.id+" did not finish in time", data{"device": w.f.id}), nil
 	}
 	defer t.leave()
 	if !w.safe {
 		if h.stop.isEngaged() {
-			return nil, newError(openhal.CodeStopped, "stopped", "the emergency stop is engaged: only safe values may be written until an admin resumes", data{"device": w.f.id})
+			return nil, newError(openhal.CodeStopped, "stopped", "the emergency stop is engaged: only safe values may be written until an admin resumes", data{"device": w.f.id}), nil
 		}
 		// Held from before the rules are checked until after the write is
 		// published; the settling, still in the device's turn, drives it
@@ -205,17 +224,27 @@ func (h *Hub) write(w *writeAttempt, t *turn) (any, *jsonrpc.Error) {
 			h.broadcast(openhal.NotifyBlocked, w.f.id, openhal.BlockedParams{
 				Device: w.f.id, Value: w.value, Principal: w.principal, Rule: ruleOf(err), Reason: err.Message, TS: h.clk.Now().UTC(),
 			})
-			return nil, err
+			return nil, err, nil
 		}
 		if !w.confirmed && w.f.desc.Risk == device.RiskHigh && !w.principal.Scope.AtLeast(openhal.ScopeControlHigh) {
-			return h.requestConfirmation(w)
+			res, err := h.requestConfirmation(w)
+			return res, err, nil
 		}
 	}
-	res, err := h.apply(ctx, w)
+	res, err, synced := h.apply(ctx, w)
+	if w.guard != nil && synced != nil {
+		// A write guarded by an interlock keeps its turn until its record
+		// is on disk: a break meanwhile is its own to drive back, before
+		// its answer (interlock.go).
+		if e := synced(); e != nil {
+			res, err = nil, e
+		}
+		synced = nil
+	}
 	if err == nil {
 		h.safety.accepted(w.f.id)
 	}
-	return res, err
+	return res, err, synced
 }
 
 // apply hands the value to the device, records it in the audit log and
@@ -223,13 +252,13 @@ func (h *Hub) write(w *writeAttempt, t *turn) (any, *jsonrpc.Error) {
 // anything it sets off (an interlock reacting to the new value). A guarded
 // write is checked against its interlock again as soon as the device has
 // it, before the record's sync (interlock.go).
-func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error) {
+func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error, func() *jsonrpc.Error) {
 	res, err := h.toDevice(ctx, w)
 	h.catchBreak(w)
 	if err != nil {
-		return nil, err
+		return nil, err, nil
 	}
-	return h.commit(w, res)
+	return h.commitLater(w, res)
 }
 
 // toDevice hands the value to the device. A timeout leaves the device in
@@ -250,11 +279,31 @@ func (h *Hub) toDevice(ctx context.Context, w *writeAttempt) (device.WriteResult
 
 // commit records a write the device took in the audit log, then publishes
 // its value (unless the device publishes its own: Keep), and builds the
-// answer.
+// answer, once the record is on disk.
 func (h *Hub) commit(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Error) {
+	out, err, synced := h.commitLater(w, res)
+	if e := synced(); e != nil {
+		return nil, e
+	}
+	return out, err
+}
+
+// commitLater is commit up to the wait for the disk, which it returns:
+// the record has its place in the log before the value is published.
+// Once synced the answer stands; a record that could not be written
+// replaces it with INTERNAL_ERROR.
+func (h *Hub) commitLater(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Error, func() *jsonrpc.Error) {
 	f := w.f
-	auditErr := h.record(audit.Entry{Principal: w.principal, Action: "write", Device: f.id, Value: w.value,
+	recorded := h.recordLater(audit.Entry{Principal: w.principal, Action: "write", Device: f.id, Value: w.value,
 		Outcome: "applied", Confirmation: w.confirmation, Reason: w.reason})
+	synced := func() *jsonrpc.Error {
+		if err := recorded(); err != nil {
+			// Applied and published — the device changed — but without a
+			// record the client is not told "applied".
+			return errAuditFailed(err)
+		}
+		return nil
+	}
 	out := openhal.WriteResult{Status: openhal.StatusApplied, Device: f.id, Value: w.value}
 	if res.Keep {
 		snap, _ := h.reg.Value(f.id)
@@ -265,17 +314,12 @@ func (h *Hub) commit(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Err
 	} else {
 		snap, ok := h.reg.Publish(f.id, w.value, time.Time{})
 		if !ok {
-			return nil, errDeviceNotFound(f.id)
+			return nil, errDeviceNotFound(f.id), synced
 		}
 		out.TS, out.Seq, out.DevSeq = snap.TS, snap.Seq, snap.DevSeq
 	}
 	if res.Reply != nil {
 		out.Reply = res.Reply.Value
 	}
-	if auditErr != nil {
-		// Applied and published — the device changed — but without a
-		// record the client is not told "applied".
-		return nil, errAuditFailed(auditErr)
-	}
-	return out, nil
+	return out, nil, synced
 }

@@ -97,7 +97,13 @@ func first(b []byte) byte {
 // must be an object (params_not_object) and its error a well-formed error
 // object (bad_error), although the Hub ignores responses. Unknown
 // top-level fields are ignored.
-func DecodeHAL(b []byte) (Message, *Error) {
+func DecodeHAL(b []byte) (Message, *Error) { return DecodeHALNamed(b, nil) }
+
+// DecodeHALNamed is DecodeHAL with the method names a server knows: a
+// message whose method is one of names gets that very string as its
+// Method, so that the commonest requests cost no string of their own.
+// names is only read.
+func DecodeHALNamed(b []byte, names map[string]string) (Message, *Error) {
 	r, f := validate(b)
 	switch r {
 	case "":
@@ -130,7 +136,7 @@ func DecodeHAL(b []byte) (Message, *Error) {
 		return halReject(f.id, ReasonParamsNotObject)
 	}
 	if f.method != nil {
-		if method = decodeString(f.method); method == "" {
+		if method = knownString(f.method, names); method == "" {
 			return halReject(f.id, ReasonBadMethod)
 		}
 	}
@@ -329,6 +335,15 @@ func take(buf, v []byte) (json.RawMessage, []byte) {
 	start := len(buf)
 	buf = append(buf, v...)
 	return buf[start:len(buf):len(buf)], buf
+}
+
+// knownString is decodeString that returns the string of names a string
+// without escapes names, without making one.
+func knownString(quoted []byte, names map[string]string) string {
+	if known, ok := names[string(quoted[1:len(quoted)-1])]; ok {
+		return known
+	}
+	return decodeString(quoted)
 }
 
 // decodeString decodes a validated JSON string.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 const smallRequest = `{"jsonrpc":"2.0","id":7,"method":"hal/read","params":{"device":"sim.led"}}`
@@ -368,5 +369,29 @@ func TestEachMember(t *testing.T) {
 	EachMember(m.Params, func(k, v []byte) bool { n++; return false })
 	if n != 1 {
 		t.Errorf("walk went on after false: %d", n)
+	}
+}
+
+// A method the server names comes back as its very string; others, and
+// names with escapes, decode as DecodeHAL decodes them.
+func TestDecodeHALNamed(t *testing.T) {
+	names := map[string]string{"hal/read": "hal/read"}
+	for _, tc := range []struct{ msg, method string }{
+		{`{"jsonrpc":"2.0","id":1,"method":"hal/read"}`, "hal/read"},
+		{`{"jsonrpc":"2.0","id":1,"method":"hal\/read"}`, "hal/read"},
+		{`{"jsonrpc":"2.0","id":1,"method":"hal/write"}`, "hal/write"},
+	} {
+		m, err := DecodeHALNamed([]byte(tc.msg), names)
+		if err != nil || m.Method != tc.method {
+			t.Errorf("%s: method %q, error %v; want %q", tc.msg, m.Method, err, tc.method)
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		m, _ := DecodeHALNamed([]byte(`{"jsonrpc":"2.0","id":1,"method":"hal/read","params":{}}`), names)
+		if unsafe.StringData(m.Method) != unsafe.StringData(names["hal/read"]) {
+			t.Fatal("a known method decoded into a string of its own")
+		}
+	}); a > 2 { // the message's bytes, and the copy of id and params
+		t.Errorf("%v allocations, want at most 2", a)
 	}
 }

@@ -131,6 +131,18 @@ func appendValue(dst []byte, v any) ([]byte, error) {
 		}
 		return buf.Bytes(), nil
 	}
+	if a, ok := v.(Appender); ok {
+		out, err := a.AppendJSON(dst)
+		if err != nil {
+			return dst, err
+		}
+		return out, nil
+	}
+	return encodeJSON(dst, v)
+}
+
+// encodeJSON appends v as encoding/json encodes it with HTML escaping off.
+func encodeJSON(dst []byte, v any) ([]byte, error) {
 	buf := bytes.NewBuffer(dst)
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)

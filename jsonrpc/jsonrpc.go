@@ -106,6 +106,11 @@ func parseUint64(b []byte) (uint64, bool) {
 	return n, true
 }
 
+// ParseInt64 reads a JSON number that is an integer literal (an optional
+// '-' and decimal digits: no fraction, no exponent) within int64's range,
+// without allocating; false for anything else.
+func ParseInt64(b []byte) (int64, bool) { return parseInt64(b) }
+
 // parseInt64 reads an optional '-' and plain decimal digits.
 func parseInt64(b []byte) (int64, bool) {
 	neg := len(b) > 0 && b[0] == '-'

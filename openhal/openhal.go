@@ -6,9 +6,11 @@ package openhal
 
 import (
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/jsonrpc"
 )
 
 // Version is the one protocol version this Hub speaks.
@@ -147,6 +149,32 @@ type ValueResult struct {
 	TS     time.Time `json:"ts"`
 	Seq    uint64    `json:"seq,omitempty"`
 	DevSeq uint64    `json:"devSeq,omitempty"`
+}
+
+// AppendJSON appends v as encoding/json would encode it
+// (jsonrpc.Appender): hal/read's answer and hal/value's params are the
+// Hub's commonest messages, and this costs them no reflection and no
+// allocation.
+func (v ValueResult) AppendJSON(dst []byte) ([]byte, error) {
+	n := len(dst)
+	dst = append(dst, `{"device":`...)
+	dst = jsonrpc.AppendString(dst, v.Device)
+	dst = append(dst, `,"value":`...)
+	dst, err := jsonrpc.AppendValue(dst, v.Value)
+	if err != nil {
+		return dst[:n], err
+	}
+	dst = append(dst, `,"ts":`...)
+	if dst, err = jsonrpc.AppendTime(dst, v.TS); err != nil {
+		return dst[:n], err
+	}
+	if v.Seq != 0 {
+		dst = strconv.AppendUint(append(dst, `,"seq":`...), v.Seq, 10)
+	}
+	if v.DevSeq != 0 {
+		dst = strconv.AppendUint(append(dst, `,"devSeq":`...), v.DevSeq, 10)
+	}
+	return append(dst, '}'), nil
 }
 
 // WriteParams are the params of hal/write.

@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/openhal/gateway/clock"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
+
+	"github.com/openhal/gateway/clock"
 
 	"github.com/openhal/gateway/halhub/token"
 )
@@ -16,12 +18,26 @@ import (
 // benchConfig is the configuration halbench gives the gateway it starts:
 // the embedded sim board, with room for the fan-out's watchers and writer
 // (the default allows 64 connections and 4 more for admins).
-const benchConfig = `# halbench: the sim board with room for 100 watchers and a writer.
+//
+// Nothing on the bench changes by itself: the simulated meter and sensors
+// publish only once an hour, so that idle means idle (no value to send
+// the idle clients and adapters) and the only values during the fan-out
+// are the writer's.
+const benchConfig = `# halbench: the sim board, still, with room for 250 watchers and a writer.
 board: sim
 hub:
   limits:
-    maxConnections: 256
+    maxConnections: 512
+sim:
+  meterInterval: 1h
+  pollInterval: 1h
 `
+
+// adapterRunning is the supervisor's log line for an adapter that runs.
+var adapterRunning = regexp.MustCompile(`msg="adapter state".* to=running`)
+
+// adaptersTimeout bounds how long the idle adapters may take to start.
+const adaptersTimeout = 60 * time.Second
 
 // env is what the measurements run against.
 type env struct {
@@ -57,7 +73,7 @@ func setUp(ctx context.Context, s *settings, log *slog.Logger) (_ *env, err erro
 	if err != nil {
 		return nil, fmt.Errorf("find halbench's own binary for the echo server: %w", err)
 	}
-	if e.echo, err = startProcess(ctx, self, "echo", "--ws", "127.0.0.1:0", "--tcp", "127.0.0.1:0"); err != nil {
+	if e.echo, err = startProcess(ctx, self, []string{"echo", "--ws", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}); err != nil {
 		return nil, fmt.Errorf("echo server: %w", err)
 	}
 	if err := e.echo.urlsInto(e.srv.echo); err != nil {
@@ -65,10 +81,10 @@ func setUp(ctx context.Context, s *settings, log *slog.Logger) (_ *env, err erro
 	}
 	if s.hubWS != "" {
 		e.srv.gateway[transportWS], e.srv.gateway[transportTCP] = s.hubWS, s.hubTCP
-		e.srv.token, e.pid = s.token, s.pid
+		e.srv.token, e.pid, e.srv.auditDir = s.token, s.pid, os.TempDir()
 		return e, nil
 	}
-	if err := e.startGateway(ctx, s.gateway); err != nil {
+	if err := e.startGateway(ctx, s); err != nil {
 		return nil, err
 	}
 	log.Info("gateway started", "pid", e.pid, "ws", e.srv.gateway[transportWS], "tcp", e.srv.gateway[transportTCP])
@@ -87,48 +103,129 @@ func (p *process) urlsInto(m map[string]string) error {
 	return nil
 }
 
-// startGateway runs the gateway binary on a fresh state directory with
-// both transports on free loopback ports, and reads the admin token it
-// creates on its first start.
-func (e *env) startGateway(ctx context.Context, bin string) error {
+// startGateway runs the gateway the measurements run against, without
+// adapters, on a fresh state directory under halbench's own.
+func (e *env) startGateway(ctx context.Context, s *settings) error {
 	dir, err := os.MkdirTemp("", "halbench-")
 	if err != nil {
 		return fmt.Errorf("state directory: %w", err)
 	}
-	e.dir = dir
-	cfg := filepath.Join(dir, "gateway.yaml")
-	if err := os.WriteFile(cfg, []byte(benchConfig), 0o600); err != nil {
-		return fmt.Errorf("write the gateway's configuration: %w", err)
-	}
-	state := filepath.Join(dir, "state")
-	args := []string{"run", "--config", cfg, "--state-dir", state, "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}
-	if e.gateway, err = startProcess(ctx, bin, args...); err != nil {
-		return fmt.Errorf("gateway: %w (make bench builds bin/gateway; --gateway names another)", err)
-	}
-	e.gatewayCmd = bin + " " + strings.Join(args, " ")
-	e.pid = e.gateway.pid()
-	if err := e.gateway.urlsInto(e.srv.gateway); err != nil {
+	e.dir, e.srv.auditDir = dir, dir
+	l, err := launchGateway(ctx, s, filepath.Join(dir, "main"), 0)
+	if err != nil {
 		return err
 	}
-	tok, err := os.ReadFile(filepath.Join(state, token.AdminFile))
-	if err != nil {
-		return fmt.Errorf("gateway's admin token: %w", err)
-	}
-	e.srv.token = strings.TrimSpace(string(tok))
+	e.gateway, e.gatewayCmd, e.pid = l.proc, l.cmd, l.proc.pid()
+	e.srv.gateway, e.srv.token = l.urls, l.token
 	return nil
+}
+
+// launched is a gateway halbench started.
+type launched struct {
+	proc  *process
+	cmd   string
+	urls  map[string]string // by transport
+	token string            // the admin token it made
+}
+
+// launchGateway runs the gateway binary on a fresh state directory in
+// dir, with both transports on free loopback ports and adapters idle
+// adapters installed and running, and reads the admin token it creates on
+// its first start.
+func launchGateway(ctx context.Context, s *settings, dir string, adapters int) (*launched, error) {
+	// The adapters' user (nobody, when halbench runs as root) must reach
+	// its install folder in the state directory.
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			return nil, err
+		}
+	}
+	state := filepath.Join(dir, "state")
+	names, err := installIdleAdapters(ctx, s.gateway, state, dir, adapters)
+	if err != nil {
+		return nil, err
+	}
+	cfg := filepath.Join(dir, "gateway.yaml")
+	if err := os.WriteFile(cfg, []byte(benchConfig+adaptersConfig(names)), 0o600); err != nil {
+		return nil, fmt.Errorf("write the gateway's configuration: %w", err)
+	}
+	args := []string{"run", "--config", cfg, "--state-dir", state, "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}
+	running := expectLines(adapterRunning, len(names))
+	l := &launched{cmd: s.gateway + " " + strings.Join(args, " "), urls: map[string]string{}}
+	if l.proc, err = startProcess(ctx, s.gateway, args, running); err != nil {
+		return nil, fmt.Errorf("gateway: %w (make bench builds bin/gateway; --gateway names another)", err)
+	}
+	err = l.proc.waitLines(ctx, running, adaptersTimeout)
+	if err == nil {
+		err = l.proc.urlsInto(l.urls)
+	}
+	if err == nil {
+		var tok []byte
+		tok, err = os.ReadFile(filepath.Join(state, token.AdminFile))
+		l.token = strings.TrimSpace(string(tok))
+	}
+	if err != nil {
+		l.proc.stop()
+		return nil, fmt.Errorf("gateway in %s: %w", dir, err)
+	}
+	return l, nil
+}
+
+// adaptersConfig is the configuration's adapters section for the idle
+// adapters: they run as nobody when halbench (and the gateway) runs as
+// root, as the gateway's own user otherwise.
+func adaptersConfig(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	out := "adapters:\n  enabled: [" + strings.Join(names, ", ") + "]\n  shipped: \"\"\n"
+	if os.Geteuid() == 0 {
+		out += "  user: nobody\n"
+	}
+	return out
 }
 
 // resources are the gateway process's figures.
 type resources struct {
-	rss      int64   // bytes, with s.rssConns connections open
-	idleCPU  float64 // % of one core, with s.idleClients idle clients
-	peakRSS  int64   // bytes, VmHWM at the end of the run
-	measured bool
+	rss         int64   // bytes, with s.rssConns connections open
+	idleCPU     float64 // % of one core, with s.idleClients idle clients and s.idleAdapters adapters
+	adaptersRSS int64   // bytes, with s.rssConns connections open and s.idleAdapters adapters running (the idle CPU's gateway); 0: not measured
+	peakRSS     int64   // bytes, VmHWM at the end of the run
+	measured    bool
 }
 
 // settle lets the gateway finish what connecting set off (goroutines
 // starting, the first notifications) before a resource is read.
 const settle = 500 * time.Millisecond
+
+// measureIdleWith measures the idle CPU: on a second gateway that halbench
+// starts with s.idleAdapters idle adapters (the one the other figures are
+// measured on runs none: the RSS target is about connections), whose RSS
+// with the idle clients is reported too; on the given gateway otherwise.
+func measureIdleWith(ctx context.Context, s *settings, e *env, rep *report, log *slog.Logger) error {
+	srv, pid := e.srv, e.pid
+	if e.gatewayCmd != "" && s.idleAdapters > 0 {
+		log.Info("idle: a gateway with idle adapters", "adapters", s.idleAdapters)
+		l, err := launchGateway(ctx, s, filepath.Join(e.dir, "idle"), s.idleAdapters)
+		if err != nil {
+			return fmt.Errorf("idle CPU: %w", err)
+		}
+		defer l.proc.stop()
+		srv, pid = servers{gateway: l.urls, token: l.token}, l.proc.pid()
+	}
+	log.Info("idle CPU", "clients", s.idleClients, "adapters", s.idleAdapters, "window", s.idle)
+	var err error
+	if rep.res.idleCPU, err = measureIdle(ctx, s, srv, pid); err != nil {
+		return err
+	}
+	if pid != e.pid {
+		rep.res.adaptersRSS, err = measureRSS(ctx, s, srv, pid)
+	}
+	return err
+}
 
 // measureIdle connects idle clients and measures the gateway's CPU time
 // over s.idle, as a share of one core.
@@ -141,7 +238,7 @@ func measureIdle(ctx context.Context, s *settings, srv servers, pid int) (float6
 	if err := clock.SleepReal(ctx, settle); err != nil {
 		return 0, err
 	}
-	t0, err := cpuTicks(pid)
+	t0, err := cpuTime(pid)
 	if err != nil {
 		return 0, err
 	}
@@ -149,11 +246,11 @@ func measureIdle(ctx context.Context, s *settings, srv servers, pid int) (float6
 	if err := clock.SleepReal(ctx, s.idle); err != nil {
 		return 0, err
 	}
-	t1, err := cpuTicks(pid)
+	t1, err := cpuTime(pid)
 	if err != nil {
 		return 0, err
 	}
-	return cpuPercent(t1-t0, time.Since(start)), nil
+	return 100 * float64(t1-t0) / float64(time.Since(start)), nil
 }
 
 // cpuPercent is CPU ticks over a wall-clock window, as % of one core.
@@ -194,8 +291,7 @@ func measureAll(ctx context.Context, s *settings, e *env, log *slog.Logger) (*re
 	rep := &report{s: s, gatewayCmd: e.gatewayCmd, started: time.Now().UTC()}
 	var err error
 	if e.pid != 0 {
-		log.Info("idle CPU", "clients", s.idleClients, "window", s.idle)
-		if rep.res.idleCPU, err = measureIdle(ctx, s, e.srv, e.pid); err != nil {
+		if err := measureIdleWith(ctx, s, e, rep, log); err != nil {
 			return nil, err
 		}
 		log.Info("RSS", "connections", s.rssConns)
@@ -204,14 +300,21 @@ func measureAll(ctx context.Context, s *settings, e *env, log *slog.Logger) (*re
 		}
 		rep.res.measured = true
 	}
+	var cells []cell
 	for _, transport := range []string{transportWS, transportTCP} {
 		for _, n := range s.clients {
-			cr, err := runCell(ctx, s, e.srv, cell{transport: transport, clients: n}, log)
-			if err != nil {
-				return nil, err
-			}
-			rep.cells = append(rep.cells, cr)
+			cells = append(cells, cell{transport: transport, clients: n})
 		}
+	}
+	for _, n := range s.writers {
+		cells = append(cells, cell{write: true, transport: transportTCP, clients: n})
+	}
+	for _, c := range cells {
+		cr, err := runCell(ctx, s, e.srv, c, log)
+		if err != nil {
+			return nil, err
+		}
+		rep.cells = append(rep.cells, cr)
 	}
 	if rep.fanout, err = runFanout(ctx, s, e.srv, e.pid, log); err != nil {
 		return nil, err

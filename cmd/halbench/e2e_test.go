@@ -37,16 +37,19 @@ func TestQuickRun(t *testing.T) {
 	want := []string{
 		"Command: `" + halbench + " --quick --no-fail --gateway " + gateway + "`",
 		"Gateway (started by halbench): `" + gateway + " run --config ",
-		"| figure | gateway | echo | gateway/echo | target | |",
+		"| figure | gateway | limit | gateway/limit | target | |",
 		"| fan-out: writes of sim.led, achieved rate | ",
-		"| fan-out: values received by 100 watchers | ",
+		"| fan-out: values received by 250 watchers | ",
+		"| fan-out: the writer's hal/write p99, 250 watchers (limit: the writer alone) | ",
 		"| fan-out: seq gaps | ",
 		"| fan-out: delivery latency p50 (receipt − ts) | ",
 		"| fan-out: delivery latency p99 (receipt − ts) | ",
 		"| fan-out: connections closed for a full queue | 0 |",
 		"| fan-out: gateway CPU during the writes (% of one core) | ",
-		"| RSS with 100 connections (MiB) | ",
-		"| idle CPU, 10 clients, 3s (% of one core) | ",
+		"| RSS with 100 idle connections (MiB) | ",
+		"| RSS right after the fan-out, 250 watchers connected (MiB) | ",
+		"| idle CPU, 100 clients, 20 adapters, 3s (% of one core) | ",
+		"| RSS with 100 idle connections and 20 idle adapters, the idle CPU's gateway (MiB) | ",
 		"| peak RSS, VmHWM at the end (MiB) | ",
 	}
 	for _, tr := range []string{"WebSocket", "TCP"} {
@@ -56,6 +59,12 @@ func TestQuickRun(t *testing.T) {
 			}
 		}
 	}
+	for _, n := range []string{"1 client", "64 clients"} {
+		for _, f := range []string{"throughput (writes/s; limit: the audit log's synced appends/s, one at a time)", "latency p50", "latency p99"} {
+			want = append(want, "| hal/write of sim.led (audited), TCP, "+n+": "+f+" | ")
+		}
+	}
+	want = append(want, "| hal/write of sim.led (audited), TCP, 64 clients: throughput beside 64 appenders sharing the audit log's syncs")
 	for _, w := range want {
 		if !strings.Contains(out, w) {
 			t.Errorf("no %q in the output:\n%s", w, out)

@@ -92,11 +92,8 @@ func TestEchoTCP(t *testing.T) {
 func TestEchoClients(t *testing.T) {
 	e := startTestEcho(t)
 	ctx := testContext(t)
-	for name, dial := range map[string]func(context.Context, string, []byte) (requester, error){
-		e.wsURL():  dialWSEcho,
-		e.tcpURL(): dialTCPEcho,
-	} {
-		r, err := dial(ctx, name, readRequest())
+	for name, transport := range map[string]string{e.wsURL(): transportWS, e.tcpURL(): transportTCP} {
+		r, err := dialEcho(ctx, transport, name, readRequest())
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,46 +17,76 @@ import (
 	"github.com/openhal/gateway/openhal"
 )
 
-// watcherBuffer is how many notifications halclient keeps for a watcher:
-// enough that halbench's own reading never drops one, so that a gap is
-// the Hub's.
-const watcherBuffer = 1 << 16
-
 // catchUp bounds how long the watchers get, after the last write, to
 // receive its value.
 const catchUp = 5 * time.Second
 
 // watcher records the hal/value notifications of readDevice that one
-// connection receives.
+// connection receives. It reads them as the read cells' clients read
+// their answers — raw messages, the few fields it needs found by their
+// bytes — so that 250 watchers at 1 kHz leave the cores to the gateway
+// (a client library decoding every value into structs would take one).
 type watcher struct {
-	c    *halclient.Conn
+	c    msgConn
 	seqs []uint64        // in the order received
 	lat  []time.Duration // receipt − ts
 	last atomic.Uint64   // the highest seq received
+	err  error           // why the connection ended before it was closed
 	done chan struct{}
 }
 
-func (w *watcher) run() {
+// valuePrefix starts every hal/value of readDevice, as the Hub encodes it.
+var valuePrefix = []byte(`{"jsonrpc":"2.0","method":"hal/value","params":{"device":"` + readDevice + `",`)
+
+func (w *watcher) run(ctx context.Context) {
 	defer close(w.done)
-	for n := range w.c.Notifications() {
+	for {
+		b, err := w.c.recv(ctx)
 		at := time.Now()
-		if n.Method != openhal.NotifyValue {
+		if err != nil {
+			w.err = err
+			return
+		}
+		if !bytes.HasPrefix(b, valuePrefix) {
 			continue
 		}
-		var v struct {
-			Device string    `json:"device"`
-			TS     time.Time `json:"ts"`
-			Seq    uint64    `json:"seq"`
+		seq, ts, ok := seqAndTS(b[len(valuePrefix):])
+		if !ok {
+			w.err = fmt.Errorf("hal/value without seq or ts: %.200s", b)
+			return
 		}
-		if json.Unmarshal(n.Params, &v) != nil || v.Device != readDevice {
-			continue
-		}
-		w.seqs = append(w.seqs, v.Seq)
-		w.lat = append(w.lat, at.Sub(v.TS))
-		if v.Seq > w.last.Load() {
-			w.last.Store(v.Seq)
+		w.seqs = append(w.seqs, seq)
+		w.lat = append(w.lat, at.Sub(ts))
+		if seq > w.last.Load() {
+			w.last.Store(seq)
 		}
 	}
+}
+
+// seqAndTS finds the "ts" and "seq" members of a hal/value's params.
+func seqAndTS(b []byte) (seq uint64, ts time.Time, ok bool) {
+	_, after, found := bytes.Cut(b, []byte(`"ts":"`))
+	if !found {
+		return 0, time.Time{}, false
+	}
+	tsText, after, found := bytes.Cut(after, []byte(`"`))
+	if !found {
+		return 0, time.Time{}, false
+	}
+	ts, err := time.Parse(time.RFC3339Nano, string(tsText))
+	if err != nil {
+		return 0, time.Time{}, false
+	}
+	_, after, found = bytes.Cut(after, []byte(`"seq":`))
+	if !found {
+		return 0, time.Time{}, false
+	}
+	end := bytes.IndexAny(after, ",}")
+	if end < 0 {
+		return 0, time.Time{}, false
+	}
+	seq, err = strconv.ParseUint(string(after[:end]), 10, 64)
+	return seq, ts, err == nil
 }
 
 // fanoutResult is what the fan-out measured.
@@ -65,10 +97,13 @@ type fanoutResult struct {
 	watchers    int
 	received    int // values of readDevice received, all watchers
 	gaps        gapStats
-	dropped     uint64 // notifications halclient dropped: halbench's fault, not the Hub's
+	ended       int // watchers whose connection ended before halbench closed it
 	lat         latencies
-	cpuTicks    uint64 // the gateway's CPU during the writes; 0 without a pid
-	selfTicks   uint64 // halbench's own, watchers and writer: on one machine they share the cores
+	writeLat    latencies // the writer's hal/write round trips, watched
+	aloneLat    latencies // the same writer's before the watchers connected
+	rss         int64     // the gateway's, right after the writes, watchers connected; 0 without a pid
+	cpuTicks    uint64    // the gateway's CPU during the writes; 0 without a pid
+	selfTicks   uint64    // halbench's own, watchers and writer: on one machine they share the cores
 	// overflows is how many connections the gateway closed for a full
 	// queue during the fan-out; overflowErr why it could not be read.
 	overflows   uint64
@@ -79,16 +114,18 @@ type fanoutResult struct {
 // readDevice at s.writeRate for s.fanout, and checks that every watcher
 // saw every write's value.
 func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog.Logger) (fanoutResult, error) {
+	// The writer alone first: its p99 with the watchers is compared with
+	// this one, taken in the same run.
+	log.Info("fan-out: the writer alone", "rate", s.writeRate, "duration", s.fanout)
+	alone := runWriter(ctx, s, srv)
+	if alone.err != nil {
+		return fanoutResult{}, alone.err
+	}
 	ws, err := dialWatchers(ctx, s, srv)
 	if err != nil {
 		return fanoutResult{}, err
 	}
 	defer closeWatchers(ws)
-	wc, err := halclient.Dial(ctx, srv.gateway[transportWS], halclient.Options{Token: srv.token, ClientName: "halbench-write"})
-	if err != nil {
-		return fanoutResult{}, fmt.Errorf("fan-out: writer: %w", err)
-	}
-	defer wc.Close()
 
 	// The gateway's CPU and halbench's own: on one machine they share
 	// the cores.
@@ -99,7 +136,7 @@ func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog
 	}
 	log.Info("fan-out", "watchers", s.watchers, "rate", s.writeRate, "duration", s.fanout)
 	overflowsBefore, overflowErr := queueOverflows(ctx, srv)
-	wr := write(ctx, wc, s)
+	wr := runWriter(ctx, s, srv)
 	if wr.err != nil {
 		return fanoutResult{}, wr.err
 	}
@@ -108,7 +145,12 @@ func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog
 		return fanoutResult{}, err
 	}
 	res := fanoutResult{writes: len(wr.seqs), writeErrors: wr.errors, elapsed: wr.elapsed, watchers: s.watchers,
-		cpuTicks: after[0] - before[0], selfTicks: after[1] - before[1]}
+		cpuTicks: after[0] - before[0], selfTicks: after[1] - before[1], writeLat: summarize(wr.lat), aloneLat: summarize(alone.lat)}
+	if pid != 0 {
+		if res.rss, _, err = memory(pid); err != nil {
+			return fanoutResult{}, err
+		}
+	}
 	if len(wr.seqs) > 0 {
 		waitCaughtUp(ctx, ws, wr.seqs[len(wr.seqs)-1])
 	}
@@ -118,12 +160,19 @@ func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog
 		after, res.overflowErr = queueOverflows(ctx, srv)
 		res.overflows = after - overflowsBefore
 	}
+	for _, w := range ws {
+		select {
+		case <-w.done: // ended by the gateway, or by a bad message
+			res.ended++
+			log.Warn("fan-out: a watcher's connection ended", "err", w.err)
+		default:
+		}
+	}
 	closeWatchers(ws) // their notifications end: what they saw is final
 	var all []time.Duration
 	for _, w := range ws {
 		res.received += len(w.seqs)
 		res.gaps = res.gaps.add(countGaps(wr.seqs, w.seqs))
-		res.dropped += w.c.Dropped()
 		all = append(all, w.lat...)
 	}
 	res.lat = summarize(all)
@@ -135,14 +184,14 @@ func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog
 func dialWatchers(ctx context.Context, s *settings, srv servers) ([]*watcher, error) {
 	ws := make([]*watcher, 0, s.watchers)
 	for i := range s.watchers {
-		url := srv.gateway[[]string{transportWS, transportTCP}[i%2]]
-		c, err := halclient.Dial(ctx, url, halclient.Options{Token: srv.token, ClientName: "halbench-watch", NotificationBuffer: watcherBuffer})
+		transport := []string{transportWS, transportTCP}[i%2]
+		c, err := dialHub(ctx, transport, srv.gateway[transport], srv.token)
 		if err != nil {
 			closeWatchers(ws)
 			return nil, fmt.Errorf("fan-out: watcher %d of %d (the gateway must allow %d connections): %w", i+1, s.watchers, s.watchers+1, err)
 		}
 		w := &watcher{c: c, done: make(chan struct{})}
-		go w.run()
+		go w.run(context.Background())
 		ws = append(ws, w)
 	}
 	return ws, nil
@@ -152,7 +201,7 @@ func dialWatchers(ctx context.Context, s *settings, srv servers) ([]*watcher, er
 // last notification. Closing twice is harmless.
 func closeWatchers(ws []*watcher) {
 	for _, w := range ws {
-		w.c.Close()
+		w.c.close()
 	}
 	for _, w := range ws {
 		<-w.done
@@ -202,7 +251,8 @@ func waitCaughtUp(ctx context.Context, ws []*watcher, seq uint64) {
 
 // writeResult is what the writer did.
 type writeResult struct {
-	seqs    []uint64 // of the applied writes, ascending
+	seqs    []uint64        // of the applied writes, ascending
+	lat     []time.Duration // of every write, applied or not
 	errors  int
 	elapsed time.Duration
 	err     error // the connection failed
@@ -243,9 +293,12 @@ func write(ctx context.Context, c *halclient.Conn, s *settings) writeResult {
 		}
 		wg.Go(func() {
 			defer func() { <-slots }()
+			t0 := time.Now()
 			r, err := c.Write(ctx, readDevice, values[i%2], "")
+			lat := time.Since(t0)
 			mu.Lock()
 			defer mu.Unlock()
+			res.lat = append(res.lat, lat)
 			if err != nil || r.Status != openhal.StatusApplied {
 				res.errors++
 				return

@@ -1,28 +1,25 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net"
-	neturl "net/url"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
 )
 
 // readDevice is the device every hal/read reads: an output, whose value
 // the Hub answers from its cache, so that the figure is the Hub's own
-// cost and not a device's.
-const readDevice = "sim.led"
+// cost and not a device's. writeDevice is the low-risk output the write
+// cells write.
+const (
+	readDevice  = "sim.led"
+	writeDevice = "sim.led"
+)
 
 // Transports, as the table names them.
 const (
@@ -68,85 +65,10 @@ func dialReader(ctx context.Context, url, token string) (requester, error) {
 	return &halReader{c: c, params: json.RawMessage(`{"device":"` + readDevice + `"}`)}, nil
 }
 
-// readRequest is a hal/read request as halclient sends it, with an id of
-// typical length: the echo clients send it, so that both servers move
-// messages of the same size.
+// readRequest is the hal/read every reader sends, and the message its
+// echo client sends, so that both servers move messages of the same size.
 func readRequest() []byte {
-	b, err := jsonrpc.AppendRequest(nil, jsonrpc.IntID(10000), openhal.MethodRead, openhal.ReadParams{Device: readDevice})
-	if err != nil {
-		panic(err) // constant input
-	}
-	return b
-}
-
-// wsEcho sends msg in a text frame and waits for the same frame back.
-type wsEcho struct {
-	c   *websocket.Conn
-	msg []byte
-}
-
-func (e *wsEcho) do(ctx context.Context) error {
-	if err := e.c.Write(ctx, websocket.MessageText, e.msg); err != nil {
-		return fmt.Errorf("echo over websocket: %w", err)
-	}
-	_, b, err := e.c.Read(ctx)
-	if err != nil {
-		return fmt.Errorf("echo over websocket: %w", err)
-	}
-	if !bytes.Equal(b, e.msg) {
-		return fmt.Errorf("echo over websocket: sent %q, got %q", e.msg, b)
-	}
-	return nil
-}
-
-func (e *wsEcho) close() { e.c.CloseNow() }
-
-func dialWSEcho(ctx context.Context, url string, msg []byte) (requester, error) {
-	c, _, err := websocket.Dial(ctx, url, nil)
-	if err != nil {
-		return nil, fmt.Errorf("dial echo %s: %w", url, err)
-	}
-	c.SetReadLimit(maxEchoMessage)
-	return &wsEcho{c: c, msg: msg}, nil
-}
-
-// tcpEcho sends a line and waits for the same line back.
-type tcpEcho struct {
-	c    net.Conn
-	r    *bufio.Reader
-	line []byte // with its newline
-}
-
-func (e *tcpEcho) do(ctx context.Context) error {
-	if d, ok := ctx.Deadline(); ok {
-		e.c.SetDeadline(d)
-	}
-	if _, err := e.c.Write(e.line); err != nil {
-		return fmt.Errorf("echo over tcp: %w", err)
-	}
-	b, err := e.r.ReadSlice('\n')
-	if err != nil {
-		return fmt.Errorf("echo over tcp: %w", err)
-	}
-	if !bytes.Equal(b, e.line) {
-		return fmt.Errorf("echo over tcp: sent %q, got %q", e.line, b)
-	}
-	return nil
-}
-
-func (e *tcpEcho) close() { e.c.Close() }
-
-func dialTCPEcho(ctx context.Context, url string, msg []byte) (requester, error) {
-	u, err := neturl.Parse(url)
-	if err != nil || u.Scheme != "tcp" {
-		return nil, fmt.Errorf("echo URL %q: want tcp://host:port", url)
-	}
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "tcp", u.Host)
-	if err != nil {
-		return nil, fmt.Errorf("dial echo %s: %w", url, err)
-	}
-	return &tcpEcho{c: c, r: bufio.NewReaderSize(c, 64<<10), line: append(bytes.Clone(msg), '\n')}, nil
+	return request(openhal.MethodRead, openhal.ReadParams{Device: readDevice})
 }
 
 // dialAll opens n requesters, closing those already open if one fails.
@@ -222,23 +144,37 @@ func loop(ctx context.Context, r requester, from, to time.Time) ([]time.Duration
 	}
 }
 
-// cell is one line of the comparison: a transport and a number of
+// cell is one line of the comparison: what the clients do (read, or
+// write against the audit log's own appends), a transport and a number of
 // concurrent clients.
 type cell struct {
+	write     bool
 	transport string
 	clients   int
+}
+
+func (c cell) name() string {
+	what := "hal/read"
+	if c.write {
+		what = "hal/write of " + writeDevice + " (audited)"
+	}
+	return fmt.Sprintf("%s, %s, %d %s", what, c.transport, c.clients, plural(c.clients, "client"))
 }
 
 // cellResult holds every round of both servers for one cell.
 type cellResult struct {
 	cell
 	gateway, echo []sample
+	shared        []sample // a write cell's appends by as many appenders as clients; nil for others
 }
 
-// servers are the URLs of the gateway and the echo server, by transport.
+// servers are the URLs of the gateway and the echo server, by transport,
+// and the folder where the audit log's own appends are measured: on the
+// gateway's disk.
 type servers struct {
 	gateway, echo map[string]string
 	token         string
+	auditDir      string
 }
 
 // runCell measures one cell: rounds A/B interleaved, the gateway first in
@@ -246,49 +182,90 @@ type servers struct {
 // the machine's load weighs on both alike. Each side keeps its
 // connections for all the rounds.
 func runCell(ctx context.Context, s *settings, srv servers, c cell, log *slog.Logger) (cellResult, error) {
-	msg := readRequest()
-	gw, err := dialAll(ctx, c.clients, func(ctx context.Context) (requester, error) {
-		return dialReader(ctx, srv.gateway[c.transport], srv.token)
-	})
+	d, err := cellDialers(srv, c)
 	if err != nil {
-		return cellResult{}, fmt.Errorf("gateway over %s: %w", c.transport, err)
+		return cellResult{}, err
 	}
-	defer closeAll(gw)
-	echoDial := dialWSEcho
-	if c.transport == transportTCP {
-		echoDial = dialTCPEcho
-	}
-	echo, err := dialAll(ctx, c.clients, func(ctx context.Context) (requester, error) {
-		return echoDial(ctx, srv.echo[c.transport], msg)
-	})
-	if err != nil {
-		return cellResult{}, fmt.Errorf("echo over %s: %w", c.transport, err)
-	}
-	defer closeAll(echo)
-
+	defer d.close()
 	res := cellResult{cell: c}
-	for round := range s.rounds {
-		first, second := &res.gateway, &res.echo
-		firstRs, secondRs := gw, echo
-		if round%2 == 1 {
-			first, second, firstRs, secondRs = second, first, secondRs, firstRs
+	sides := []*side{{name: "gateway", n: c.clients, dial: d.gateway, to: &res.gateway}, {name: "limit", n: d.limitClients, dial: d.limit, to: &res.echo}}
+	if d.shared != nil {
+		sides = append(sides, &side{name: "shared", n: c.clients, dial: d.shared, to: &res.shared})
+	}
+	for _, sd := range sides {
+		if sd.rs, err = dialAll(ctx, sd.n, sd.dial); err != nil {
+			return cellResult{}, fmt.Errorf("%s: the %s's clients: %w", c.name(), sd.name, err)
 		}
-		for _, side := range []struct {
-			to *[]sample
-			rs []requester
-		}{{first, firstRs}, {second, secondRs}} {
-			smp, err := measure(ctx, side.rs, s.warmup, s.duration)
+		defer closeAll(sd.rs)
+	}
+	for round := range s.rounds {
+		for i := range sides {
+			sd := sides[(i+round)%len(sides)]
+			smp, err := measure(ctx, sd.rs, s.warmup, s.duration)
 			if err != nil {
-				return res, fmt.Errorf("%s, %d clients, round %d: %w", c.transport, c.clients, round+1, err)
+				return res, fmt.Errorf("%s, round %d: %w", c.name(), round+1, err)
 			}
-			*side.to = append(*side.to, smp)
+			*sd.to = append(*sd.to, smp)
 		}
 		g, e := res.gateway[round], res.echo[round]
-		log.Info("round", "transport", c.transport, "clients", c.clients, "round", round+1,
-			"gateway_rps", int(g.throughput), "echo_rps", int(e.throughput),
-			"gateway_p99", g.lat.p99, "echo_p99", e.lat.p99)
+		log.Info("round", "cell", c.name(), "round", round+1,
+			"gateway_rps", int(g.throughput), "limit_rps", int(e.throughput),
+			"gateway_p99", g.lat.p99, "limit_p99", e.lat.p99)
 	}
 	return res, nil
+}
+
+// side is one of a cell's measured parties: its clients and their rounds.
+type side struct {
+	name string
+	n    int
+	dial func(context.Context) (requester, error)
+	rs   []requester
+	to   *[]sample
+}
+
+// dialers are how a cell's clients are made.
+type dialers struct {
+	gateway      func(context.Context) (requester, error)
+	limit        func(context.Context) (requester, error)
+	limitClients int
+	shared       func(context.Context) (requester, error) // nil: none
+	close        func()
+}
+
+// cellDialers returns how a cell's gateway clients and their limit's are
+// made. A read's limit is the echo server over the same transport, with
+// as many clients. An audited write's is the audit log's own synced
+// append, one at a time (the disk's sync rate: what an audited write
+// costs), in a log of its own on the gateway's disk; with many clients,
+// as many appenders sharing its syncs are measured too (shared), which
+// no target uses: every write also sends its value to every client, which
+// appending alone does not.
+func cellDialers(srv servers, c cell) (dialers, error) {
+	url := srv.gateway[c.transport]
+	if !c.write {
+		msg := readRequest()
+		return dialers{
+			gateway: func(ctx context.Context) (requester, error) { return dialHubReader(ctx, c.transport, url, srv.token) },
+			limit: func(ctx context.Context) (requester, error) {
+				return dialEcho(ctx, c.transport, srv.echo[c.transport], msg)
+			},
+			limitClients: c.clients, close: func() {},
+		}, nil
+	}
+	appends, err := openAppends(srv.auditDir)
+	if err != nil {
+		return dialers{}, err
+	}
+	appender := func(context.Context) (requester, error) { return appends.appender(), nil }
+	d := dialers{
+		gateway: func(ctx context.Context) (requester, error) { return dialHubWriter(ctx, c.transport, url, srv.token) },
+		limit:   appender, limitClients: 1, close: appends.close,
+	}
+	if c.clients > 1 {
+		d.shared = appender
+	}
+	return d, nil
 }
 
 // summary is the median over rounds of each figure.

@@ -8,6 +8,8 @@
 //	halbench [flags]                 start bin/gateway, measure it, stop it
 //	halbench --hub-ws URL --hub-tcp URL --token T [--pid N] [flags]
 //	halbench echo --ws ADDR --tcp ADDR
+//	halbench adapter NAME            an idle adapter (the gateway starts it)
+//	halbench writer --url URL ...    the fan-out's writer (halbench starts it)
 //
 // It prints a markdown table to stdout with each target beside its
 // figure, and exits 1 when a target is missed (unless --no-fail). It is a
@@ -48,9 +50,14 @@ func runMain(args []string, stdout, stderr io.Writer) int {
 	defer stop()
 	var err error
 	missed := false
-	if len(args) > 0 && args[0] == "echo" {
+	switch {
+	case len(args) > 0 && args[0] == "echo":
 		err = cmdEcho(ctx, args[1:], stderr)
-	} else {
+	case len(args) > 0 && args[0] == "adapter":
+		err = cmdAdapter(ctx, args[1:], stderr)
+	case len(args) > 0 && args[0] == "writer":
+		err = cmdWriter(ctx, args[1:], stdout, stderr)
+	default:
 		missed, err = cmdBench(ctx, args, stdout, stderr)
 	}
 	switch {
@@ -79,15 +86,17 @@ type settings struct {
 	duration time.Duration // measured part of one round
 	warmup   time.Duration // unmeasured start of each round
 	clients  []int         // concurrent readers, one cell each
+	writers  []int         // concurrent writers, one cell each
 
 	watchers  int
 	writeRate int
 	fanout    time.Duration
 	window    int // hal/write requests in flight at once
 
-	idle        time.Duration
-	idleClients int
-	rssConns    int
+	idle         time.Duration
+	idleClients  int
+	idleAdapters int
+	rssConns     int
 
 	noFail bool
 }
@@ -115,12 +124,14 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.DurationVar(&s.duration, "duration", 2*time.Second, "measured `duration` of one round")
 	fs.DurationVar(&s.warmup, "warmup", 500*time.Millisecond, "unmeasured warm-up before each round")
 	clients := fs.String("clients", "1,64", "concurrent hal/read clients, comma-separated `list`")
-	fs.IntVar(&s.watchers, "watchers", 100, "fan-out: watching clients")
+	writers := fs.String("writers", "1,64", "concurrent hal/write clients (TCP), comma-separated `list`")
+	fs.IntVar(&s.watchers, "watchers", 250, "fan-out: watching clients")
 	fs.IntVar(&s.writeRate, "write-rate", 1000, "fan-out: writes of sim.led a second")
 	fs.DurationVar(&s.fanout, "fanout", 10*time.Second, "fan-out: how long the writer writes")
 	fs.IntVar(&s.window, "write-window", 8, "fan-out: hal/write requests in flight at most")
 	fs.DurationVar(&s.idle, "idle", 10*time.Second, "idle CPU: measuring window")
-	fs.IntVar(&s.idleClients, "idle-clients", 10, "idle CPU: connected idle clients")
+	fs.IntVar(&s.idleClients, "idle-clients", 100, "idle CPU: connected idle clients")
+	fs.IntVar(&s.idleAdapters, "idle-adapters", 20, "idle CPU: idle adapters the gateway supervises (only for a gateway halbench starts)")
 	fs.IntVar(&s.rssConns, "rss-conns", 100, "RSS: connections open while it is read")
 	quick := fs.Bool("quick", false, "smoke test: 2 rounds of 0.5s, fan-out 2s, idle 3s (flags given win)")
 	fs.BoolVar(&s.noFail, "no-fail", false, "exit 0 even when a target is missed")
@@ -153,6 +164,10 @@ and exits 1 when a target is missed.
 	var err error
 	if s.clients, err = parseInts(*clients); err != nil {
 		fmt.Fprintf(stderr, "halbench: --clients: %v\n", err)
+		return nil, errUsage
+	}
+	if s.writers, err = parseInts(*writers); err != nil {
+		fmt.Fprintf(stderr, "halbench: --writers: %v\n", err)
 		return nil, errUsage
 	}
 	if msg := s.check(); msg != "" {
@@ -203,8 +218,10 @@ func (s *settings) check() string {
 		return "--rounds and --duration must be positive"
 	case s.watchers < 1, s.writeRate < 1, s.fanout <= 0, s.window < 1:
 		return "--watchers, --write-rate, --fanout and --write-window must be positive"
-	case s.idle <= 0, s.idleClients < 0, s.rssConns < 1:
+	case s.idle <= 0, s.idleClients < 0, s.idleAdapters < 0, s.rssConns < 1:
 		return "--idle and --rss-conns must be positive"
+	case s.hubWS != "" && s.idleAdapters > 0:
+		return "--idle-adapters needs a gateway halbench starts (give --idle-adapters 0 with --hub-ws)"
 	}
 	return ""
 }

@@ -27,7 +27,8 @@ func TestParseFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if d.rounds != 5 || d.duration != 2*time.Second || d.fanout != 10*time.Second || d.idle != 10*time.Second ||
-		d.watchers != 100 || d.writeRate != 1000 || d.rssConns != 100 || d.idleClients != 10 || !slices.Equal(d.clients, []int{1, 64}) {
+		d.watchers != 250 || d.writeRate != 1000 || d.rssConns != 100 || d.idleClients != 100 || d.idleAdapters != 20 ||
+		!slices.Equal(d.clients, []int{1, 64}) || !slices.Equal(d.writers, []int{1, 64}) {
 		t.Errorf("defaults: %+v", d)
 	}
 }
@@ -38,6 +39,9 @@ func TestParseFlagsRefuses(t *testing.T) {
 		{"--hub-ws", "ws://127.0.0.1:1/hal", "--hub-tcp", "tcp://127.0.0.1:2"},
 		{"--pid", "12"},
 		{"--clients", "1,0"},
+		{"--writers", "x"},
+		{"--idle-adapters", "-1"},
+		{"--hub-ws", "ws://127.0.0.1:1/hal", "--hub-tcp", "tcp://127.0.0.1:2", "--token", "t"}, // --idle-adapters needs a gateway it starts
 		{"--rounds", "0"},
 		{"--write-window", "0"},
 		{"extra"},

@@ -32,16 +32,26 @@ type process struct {
 	urls map[string]string // by transport, from the listening lines
 	done chan struct{}     // closed when the process has exited
 
-	mu   sync.Mutex
-	tail []string // its last lines, to explain a failure
+	mu      sync.Mutex
+	tail    []string // its last lines, to explain a failure
+	waiters []*lineWaiter
+}
+
+// lineWaiter waits for n lines that match re.
+type lineWaiter struct {
+	re   *regexp.Regexp
+	n    int
+	done chan struct{}
 }
 
 // tailLines is how many of a child's last lines are kept.
 const tailLines = 20
 
-// startProcess starts path with args and waits for its ready line.
-func startProcess(ctx context.Context, path string, args ...string) (*process, error) {
-	p := &process{cmd: exec.Command(path, args...), urls: map[string]string{}, done: make(chan struct{})}
+// startProcess starts path with args and waits for its ready line. The
+// waiters count the lines they match from the child's first line on
+// (wait for them with waitLines).
+func startProcess(ctx context.Context, path string, args []string, waiters ...*lineWaiter) (*process, error) {
+	p := &process{cmd: exec.Command(path, args...), urls: map[string]string{}, done: make(chan struct{}), waiters: waiters}
 	p.cmd.SysProcAttr = childAttr()
 	stderr, err := p.cmd.StderrPipe()
 	if err != nil {
@@ -94,6 +104,7 @@ func (p *process) readLog(r io.Reader, ready chan struct{}) {
 		if m := listeningLine.FindStringSubmatch(line); m != nil && !isReady {
 			p.urls[m[1]] = m[2]
 		}
+		p.countLine(line)
 		p.mu.Unlock()
 		if !isReady && readyLine.MatchString(line) {
 			isReady = true
@@ -101,6 +112,43 @@ func (p *process) readLog(r io.Reader, ready chan struct{}) {
 		}
 	}
 	io.Copy(io.Discard, r)
+}
+
+// countLine counts line for the waiters it matches. p.mu is held.
+func (p *process) countLine(line string) {
+	for _, w := range p.waiters {
+		if w.n > 0 && w.re.MatchString(line) {
+			if w.n--; w.n == 0 {
+				close(w.done)
+			}
+		}
+	}
+}
+
+// expectLines returns a waiter for n lines matching re, for startProcess.
+func expectLines(re *regexp.Regexp, n int) *lineWaiter {
+	w := &lineWaiter{re: re, n: n, done: make(chan struct{})}
+	if n <= 0 {
+		close(w.done)
+	}
+	return w
+}
+
+// waitLines waits until w has seen its lines, the child exits, or timeout
+// passes.
+func (p *process) waitLines(ctx context.Context, w *lineWaiter, timeout time.Duration) error {
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-w.done:
+		return nil
+	case <-p.done:
+		return fmt.Errorf("%s exited (%s):\n%s", p.cmd.Path, p.cmd.ProcessState, p.lastLines())
+	case <-timer.C:
+		return fmt.Errorf("%s did not log the lines matching %s within %s:\n%s", p.cmd.Path, w.re, timeout, p.lastLines())
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // url returns the URL the child logged for transport.
@@ -168,6 +216,35 @@ func parseStatTicks(stat string) (uint64, error) {
 		return 0, fmt.Errorf("/proc stat: %w", err)
 	}
 	return utime + stime, nil
+}
+
+// cpuTime returns the time the process's threads have run on a CPU, to
+// the nanosecond (the first field of /proc/PID/task/TID/schedstat, summed):
+// an idle gateway uses a few milliseconds a minute, below the 10 ms tick
+// of /proc/PID/stat. A thread that exits takes its time with it; the Go
+// runtime keeps its threads.
+func cpuTime(pid int) (time.Duration, error) {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		return 0, fmt.Errorf("read cpu time of process %d: %w", pid, err)
+	}
+	var sum time.Duration
+	for _, t := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue // the thread exited meanwhile
+		}
+		f := strings.Fields(string(b))
+		if len(f) == 0 {
+			return 0, fmt.Errorf("/proc/%d/task/%s/schedstat: empty", pid, t.Name())
+		}
+		ns, err := strconv.ParseInt(f[0], 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/task/%s/schedstat: %w", pid, t.Name(), err)
+		}
+		sum += time.Duration(ns)
+	}
+	return sum, nil
 }
 
 // memory returns the resident set size of the process and its peak

@@ -17,28 +17,37 @@ func rounds(n int, tp float64, p99 time.Duration) []sample {
 	return out
 }
 
+// Each cell's targets: 1 client throughput and p50, 64 clients
+// throughput and p99, writes at 64 clients their throughput against the
+// audit log's appends; ratios at the target pass.
 func TestCellTargets(t *testing.T) {
 	for _, tc := range []struct {
-		name            string
-		clients         int
-		gwTP, echoTP    float64
-		gwP99, echoP99  time.Duration
-		wantTP, wantP99 string
+		name                     string
+		write                    bool
+		clients                  int
+		gwTP, echoTP             float64
+		gwP99, echoP99           time.Duration
+		wantTP, wantP50, wantP99 string
 	}{
-		{"both met", 64, 600, 1000, 300, 100, "PASS", "PASS"},
-		{"at the limits", 64, 500, 1000, 300, 100, "PASS", "PASS"},
-		{"slow", 64, 499, 1000, 100, 100, "FAIL", "PASS"},
-		{"late", 64, 1000, 1000, 301, 100, "PASS", "FAIL"},
-		{"no target at one client", 1, 1, 1000, 1000, 1, "", ""},
+		{"64: both met", false, 64, 800, 1000, 140, 100, "PASS", "", "PASS"},
+		{"64: at the limits", false, 64, 750, 1000, 150, 100, "PASS", "", "PASS"},
+		{"64: slow", false, 64, 749, 1000, 100, 100, "FAIL", "", "PASS"},
+		{"64: late", false, 64, 1000, 1000, 151, 100, "PASS", "", "FAIL"},
+		{"1: at the limits", false, 1, 500, 1000, 400, 200, "PASS", "PASS", ""},
+		{"1: slow and late", false, 1, 499, 1000, 402, 200, "FAIL", "FAIL", ""},
+		{"8: no target", false, 8, 1, 1000, 1000, 1, "", "", ""},
+		{"writes, 64: at the limit", true, 64, 700, 1000, 1000, 1, "PASS", "", ""},
+		{"writes, 64: slow", true, 64, 699, 1000, 1, 1, "FAIL", "", ""},
+		{"writes, 1: no target", true, 1, 1, 1000, 1000, 1, "", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rows := cellRows(cellResult{cell: cell{transport: transportTCP, clients: tc.clients},
+			rows := cellRows(cellResult{cell: cell{write: tc.write, transport: transportTCP, clients: tc.clients},
 				gateway: rounds(3, tc.gwTP, tc.gwP99), echo: rounds(3, tc.echoTP, tc.echoP99)})
 			if len(rows) != 3 {
 				t.Fatalf("%d rows", len(rows))
 			}
-			if rows[0].result != tc.wantTP || rows[2].result != tc.wantP99 {
-				t.Errorf("throughput %q, p99 %q; want %q, %q", rows[0].result, rows[2].result, tc.wantTP, tc.wantP99)
+			if rows[0].result != tc.wantTP || rows[1].result != tc.wantP50 || rows[2].result != tc.wantP99 {
+				t.Errorf("throughput %q, p50 %q, p99 %q; want %q, %q, %q", rows[0].result, rows[1].result, rows[2].result, tc.wantTP, tc.wantP50, tc.wantP99)
 			}
 		})
 	}
@@ -49,10 +58,12 @@ func TestReportFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &report{s: s, res: resources{measured: true, rss: 40 << 20, idleCPU: 0.1},
-		fanout: fanoutResult{writes: 10, watchers: 2, received: 19, gaps: gapStats{gaps: 1, missed: 1}, elapsed: time.Second, overflows: 1}}
+	alone, watched := latencies{n: 1, p99: 100}, latencies{n: 1, p99: 151}
+	r := &report{s: s, res: resources{measured: true, rss: 21 << 20, idleCPU: 0.1},
+		fanout: fanoutResult{writes: 10, watchers: 2, received: 19, gaps: gapStats{gaps: 1, missed: 1}, elapsed: time.Second, overflows: 1,
+			writeLat: watched, aloneLat: alone, rss: 41 << 20}}
 	failed := strings.Join(r.failed(), "\n")
-	for _, want := range []string{"RSS with 100 connections", "seq gaps", "closed for a full queue"} {
+	for _, want := range []string{"RSS with 100 idle connections", "RSS right after the fan-out", "seq gaps", "closed for a full queue", "the writer's hal/write p99"} {
 		if !strings.Contains(failed, want) {
 			t.Errorf("failed targets:\n%s\nwant one with %q", failed, want)
 		}
@@ -62,6 +73,7 @@ func TestReportFailed(t *testing.T) {
 	}
 	r.res = resources{} // no --pid: skipped, not failed
 	r.fanout.gaps = gapStats{}
+	r.fanout.writeLat = latencies{n: 1, p99: 150}
 	r.fanout.overflows, r.fanout.overflowErr = 0, errors.New("no /metrics") // skipped, not failed
 	if f := r.failed(); len(f) != 0 {
 		t.Errorf("failed without resources and gaps: %q", f)

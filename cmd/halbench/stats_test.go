@@ -1,7 +1,9 @@
 package main
 
 import (
+	"fmt"
 	"math"
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -130,5 +132,25 @@ func TestParseStatusMemory(t *testing.T) {
 func TestCPUPercent(t *testing.T) {
 	if got := cpuPercent(50, 10*time.Second); got != 5 {
 		t.Errorf("cpuPercent(50 ticks, 10s) = %v, want 5", got)
+	}
+}
+
+// cpuTime counts this process's threads' time on a CPU to the
+// nanosecond: it grows with work done.
+func TestCPUTime(t *testing.T) {
+	t0, err := cpuTime(os.Getpid())
+	if err != nil {
+		t.Skip("no /proc/PID/task/*/schedstat here:", err)
+	}
+	deadline := time.Now().Add(20 * time.Millisecond)
+	for n := 0; time.Now().Before(deadline); n++ {
+		_ = fmt.Sprint(n) // work
+	}
+	t1, err := cpuTime(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := t1 - t0; d < 5*time.Millisecond || d > time.Minute {
+		t.Errorf("20 ms of work counted as %v", d)
 	}
 }

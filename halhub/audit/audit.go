@@ -255,6 +255,23 @@ var seqPrefix0 = []byte(`{"seq":0`)
 // in. ctx bounds only the wait: entries handed over are written even if
 // ctx ends first.
 func (l *Log) Append(ctx context.Context, entries ...Entry) ([]uint64, error) {
+	p, err := l.Hand(entries...)
+	if err != nil {
+		return nil, err
+	}
+	return p.Wait(ctx)
+}
+
+// Pending is entries handed to the log and not yet known to be on disk.
+type Pending struct{ r *request }
+
+// Hand gives entries to the log without waiting for the disk: their
+// place in the log, after everything handed before, is taken now, and
+// Wait returns once they are on disk. It is Append in two halves, so that
+// a caller may let go of what it holds (a device's turn) while the disk
+// syncs, and the syncs of many callers be shared. A nil Pending (no
+// entries) waits for nothing.
+func (l *Log) Hand(entries ...Entry) (*Pending, error) {
 	if len(entries) == 0 {
 		return nil, nil
 	}
@@ -282,6 +299,16 @@ func (l *Log) Append(ctx context.Context, entries ...Entry) ([]uint64, error) {
 	if err := l.hand(r); err != nil {
 		return nil, err
 	}
+	return &Pending{r: r}, nil
+}
+
+// Wait returns the entries' seqs once they are on disk, or why they could
+// not be written. ctx bounds only the wait.
+func (p *Pending) Wait(ctx context.Context) ([]uint64, error) {
+	if p == nil {
+		return nil, nil
+	}
+	r := p.r
 	select {
 	case <-r.done:
 	case <-ctx.Done():

@@ -34,7 +34,8 @@ type Event struct {
 // pushes, the adapter's writer pops.
 type Queue struct {
 	mu      sync.Mutex
-	buf     []Event // ring of len limit
+	buf     []Event // ring, grown by doubling up to limit (grow)
+	limit   int
 	head, n int
 	seq     uint64        // last seq assigned
 	pending uint64        // dropped since the last delivery
@@ -49,7 +50,24 @@ func New(limit int) *Queue {
 	if limit <= 0 {
 		limit = DefaultLimit
 	}
-	return &Queue{buf: make([]Event, limit), changed: make(chan struct{})}
+	return &Queue{limit: limit, changed: make(chan struct{})}
+}
+
+// grow doubles the full ring, up to limit, and reports whether it did:
+// an adapter's queue is nearly always empty, and every adapter has one for
+// its whole life, so it holds the room of the most events that have
+// waited at once rather than limit events from the start. Called with mu
+// held.
+func (q *Queue) grow() bool {
+	if len(q.buf) >= q.limit {
+		return false
+	}
+	buf := make([]Event, min(max(2*len(q.buf), 8), q.limit))
+	for i := range q.n {
+		buf[i] = q.buf[(q.head+i)%len(q.buf)]
+	}
+	q.buf, q.head = buf, 0
+	return true
 }
 
 // Push appends ev, setting its Seq, and reports whether it was dropped
@@ -62,7 +80,7 @@ func (q *Queue) Push(ev Event) (dropped bool) {
 		q.total++
 		return true
 	}
-	if q.n == len(q.buf) {
+	if q.n == len(q.buf) && !q.grow() {
 		q.pending++
 		q.total++
 		return true

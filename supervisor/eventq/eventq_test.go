@@ -3,6 +3,7 @@ package eventq
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -292,5 +293,35 @@ func TestPopBatch(t *testing.T) {
 	q.Close()
 	if _, err := q.PopBatch(context.Background(), nil, 10); err != ErrClosed {
 		t.Fatalf("closed and empty: %v", err)
+	}
+}
+
+// The ring holds room for the most events that have waited at once, not
+// for limit from the start; growing keeps their order across the wrap,
+// and the limit still drops the newest.
+func TestGrowsKeepingOrder(t *testing.T) {
+	q := New(20)
+	if cap(q.buf) != 0 {
+		t.Fatalf("a new queue holds room for %d events, want none", cap(q.buf))
+	}
+	ctx := context.Background()
+	for i := range 6 {
+		q.Push(Event{Type: fmt.Sprint(i)})
+	}
+	got, _ := q.PopBatch(ctx, nil, 4) // the head moves: the next pushes wrap
+	for i := 6; i < 30; i++ {
+		q.Push(Event{Type: fmt.Sprint(i)})
+	}
+	got, _ = q.PopBatch(ctx, got, 100)
+	for i, d := range got {
+		if d.Type != fmt.Sprint(i) || d.Seq != uint64(i+1) {
+			t.Fatalf("delivery %d: %+v, want event %d with seq %d", i, d, i, i+1)
+		}
+	}
+	if len(got) != 24 || got[4].Dropped != 6 {
+		t.Errorf("%d delivered, the first after the drops says %d dropped; want 24 and 6", len(got), got[4].Dropped)
+	}
+	if len(q.buf) != 20 {
+		t.Errorf("the ring grew to %d, want the limit, 20", len(q.buf))
 	}
 }

@@ -159,7 +159,7 @@ func (l *Log) open() error {
 	l.f = f
 	l.size = st.Size()
 	if l.w == nil {
-		l.w = bufio.NewWriterSize(f, 32<<10)
+		l.w = bufio.NewWriterSize(f, copyBuffer)
 	} else {
 		l.w.Reset(f)
 	}
@@ -311,6 +311,12 @@ func (l *Log) flush(final bool) error {
 	return nil
 }
 
+// copyBuffer is the size of Copy's read buffer and of the log file's write
+// buffer. Every adapter has both for its whole life, and most write a few
+// lines an hour: a line longer than the read buffer is gathered in pieces,
+// and a burst is flushed every copyBuffer bytes instead of at its end.
+const copyBuffer = 4 << 10
+
 // Copy reads an adapter's standard error until EOF and logs it line by line.
 // A last line without a newline is logged at EOF.
 //
@@ -318,9 +324,9 @@ func (l *Log) flush(final bool) error {
 // at EOF: an adapter whose stderr pipe stopped being read would block in its
 // next write, so a full disk must not stall the adapter.
 func (l *Log) Copy(r io.Reader) error {
-	br := bufio.NewReaderSize(r, 32<<10)
+	br := bufio.NewReaderSize(r, copyBuffer)
 	max := l.opt.MaxLine
-	buf := make([]byte, 0, max)
+	var buf []byte // grows to the longest line, up to max
 	cut, raw := 0, 0
 	var werr error
 	note := func(err error) {
