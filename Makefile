@@ -11,7 +11,8 @@ FUZZTIME ?= 30s
 # Fuzz targets as package:Target. Each keeps its corpus in the repo, in
 # PACKAGE/testdata/fuzz/TARGET (docs/testing.md, "Fuzzing").
 FUZZ_TARGETS := ./jsonrpc:FuzzDecodeHAL ./jsonrpc:FuzzDecodeAdapter ./halhub:FuzzHandle \
-	./board:FuzzParse ./supervisor/manifest:FuzzParse
+	./board:FuzzParse ./supervisor/manifest:FuzzParse ./halhub:FuzzReadParams \
+	./openhal:FuzzValueResultAppendJSON
 
 # Example adapters, built into installable folders under bin/adapters
 # (gateway adapter install bin/adapters/NAME), and the adapters shipped
