@@ -68,7 +68,10 @@ func methods() map[string]method {
 
 // handle takes one message from the client.
 func (s *session) handle(raw []byte) {
-	m, perr := jsonrpc.DecodeHALNamed(raw, s.hub.methodNames)
+	// Decoded in place: the id and params point into raw, which the next
+	// read overwrites. handleRequest takes a copy (Owned) of every request
+	// it does not answer before returning.
+	m, perr := jsonrpc.DecodeHALView(raw, s.hub.methodNames)
 	if perr != nil {
 		s.hub.stats.errors.Add(1)
 		s.notify(jsonrpc.AppendError(nil, m.ID, perr)) // bounded like a notification
@@ -87,7 +90,7 @@ func (s *session) handle(raw []byte) {
 		s.hub.stats.requests.Add(1)
 		if s.hub.closing.Load() {
 			busy := errorf(openhal.CodeBusy, "shutting_down", "the gateway is shutting down")
-			go s.answer(m, cost, func() (any, *jsonrpc.Error) { return nil, busy })
+			go s.answer(m.Owned(), cost, func() (any, *jsonrpc.Error) { return nil, busy })
 			return
 		}
 		s.handleRequest(m, cost)
@@ -124,6 +127,7 @@ func (s *session) handleNotification(name string) {
 // (requestCost), given back as its answer is queued.
 func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 	if m.Method == openhal.MethodInitialize {
+		m = m.Owned() // once a connection: nothing to save, nothing to check
 		s.initialize(m.ID, m.Params)
 		s.unhold(cost)
 		return
@@ -142,7 +146,7 @@ func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 	p, _ := s.who()
 	if !p.Scope.AtLeast(meth.scope) {
 		err := errForbidden("scope", "%s needs scope %s; this token has %s", m.Method, meth.scope, p.Scope)
-		go s.answer(m, cost, func() (any, *jsonrpc.Error) { return nil, err })
+		go s.answer(m.Owned(), cost, func() (any, *jsonrpc.Error) { return nil, err })
 		return
 	}
 	if meth.quick != nil {
@@ -153,6 +157,9 @@ func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 			return
 		}
 	}
+	// Everything below answers on a goroutine, after the next read has
+	// overwritten the line m points into.
+	m = m.Owned()
 	if meth.prepare != nil {
 		serve, err := meth.prepare(s, m.Params)
 		go s.answer(m, cost, func() (any, *jsonrpc.Error) {

@@ -104,6 +104,19 @@ func DecodeHAL(b []byte) (Message, *Error) { return DecodeHALNamed(b, nil) }
 // Method, so that the commonest requests cost no string of their own.
 // names is only read.
 func DecodeHALNamed(b []byte, names map[string]string) (Message, *Error) {
+	m, err := DecodeHALView(b, names)
+	if err == nil {
+		m = m.Owned()
+	}
+	return m, err
+}
+
+// DecodeHALView is DecodeHALNamed without the copy: the message's ID,
+// Params and Result point into b, and are valid only while b is. A
+// server that answers a request before it reads the next message into
+// the same buffer needs no copy; one that keeps the message longer takes
+// Owned first. An error's message owns its id.
+func DecodeHALView(b []byte, names map[string]string) (Message, *Error) {
 	r, f := validate(b)
 	switch r {
 	case "":
@@ -146,7 +159,21 @@ func DecodeHALNamed(b []byte, names map[string]string) (Message, *Error) {
 			return Message{ID: ownID(f.id)}, halError(CodeInvalidRequest, "invalid request: "+detail, ReasonBadError)
 		}
 	}
-	return own(f, method, e), nil
+	return Message{Method: method, Error: e, ID: f.id, Params: f.params, Result: f.result}, nil
+}
+
+// Owned returns m with its ID, Params and Result copied into one buffer of
+// its own, valid after the buffer m was decoded from changes.
+func (m Message) Owned() Message {
+	n := len(m.ID) + len(m.Params) + len(m.Result)
+	if n == 0 {
+		return m
+	}
+	buf := make([]byte, 0, n)
+	m.ID, buf = take(buf, m.ID)
+	m.Params, buf = take(buf, m.Params)
+	m.Result, _ = take(buf, m.Result)
+	return m
 }
 
 // halReject answers a broken rule; id is the message's id when it is well

@@ -1,6 +1,7 @@
 package jsonrpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -393,5 +394,28 @@ func TestDecodeHALNamed(t *testing.T) {
 		}
 	}); a > 2 { // the message's bytes, and the copy of id and params
 		t.Errorf("%v allocations, want at most 2", a)
+	}
+}
+
+// DecodeHALView's id and params point into the message; Owned copies
+// them, so that the buffer may be read into again.
+func TestDecodeHALViewOwned(t *testing.T) {
+	b := []byte(`{"jsonrpc":"2.0","id":7,"method":"hal/read","params":{"device":"a"}}`)
+	m, err := DecodeHALView(b, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	owned := m.Owned()
+	copy(b, bytes.Repeat([]byte("x"), len(b))) // the next read
+	if string(m.ID) == "7" {
+		t.Error("the view's id did not change with its buffer: it is a copy")
+	}
+	if string(owned.ID) != "7" || string(owned.Params) != `{"device":"a"}` || owned.Method != "hal/read" {
+		t.Errorf("owned %+v, want id 7 and the params", owned)
+	}
+	if a := testing.AllocsPerRun(100, func() {
+		DecodeHALView([]byte(`{"jsonrpc":"2.0","id":1,"method":"hal/read","params":{}}`), map[string]string{"hal/read": "hal/read"})
+	}); a > 1 { // the literal's bytes
+		t.Errorf("%v allocations to decode a view, want at most 1", a)
 	}
 }
