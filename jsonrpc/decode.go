@@ -159,7 +159,13 @@ func DecodeHALView(b []byte, names map[string]string) (Message, *Error) {
 			return Message{ID: ownID(f.id)}, halError(CodeInvalidRequest, "invalid request: "+detail, ReasonBadError)
 		}
 	}
-	return Message{Method: method, Error: e, ID: f.id, Params: f.params, Result: f.result}, nil
+	return view(f, method, e), nil
+}
+
+// view builds the Message from the fields, its raw ones pointing into the
+// message decoded.
+func view(f fields, method string, e *Error) Message {
+	return Message{Method: method, Error: e, ID: f.id, Params: f.params, Result: f.result}
 }
 
 // Owned returns m with its ID, Params and Result copied into one buffer of
@@ -245,7 +251,7 @@ func DecodeAdapter(line []byte) (Message, error) {
 			return Message{}, violation(ReasonBadError, detail)
 		}
 	}
-	return own(f, method, e), nil
+	return view(f, method, e).Owned(), nil
 }
 
 // adapterKind checks the method of a request or notification, or the id,
@@ -338,21 +344,6 @@ func decodeError(raw []byte) (*Error, string) {
 		return nil, "the error has no message"
 	}
 	return &e, ""
-}
-
-// own builds the Message from the fields, copying the raw ones into one
-// buffer of its own.
-func own(f fields, method string, e *Error) Message {
-	m := Message{Method: method, Error: e}
-	n := len(f.id) + len(f.params) + len(f.result)
-	if n == 0 {
-		return m
-	}
-	buf := make([]byte, 0, n)
-	m.ID, buf = take(buf, f.id)
-	m.Params, buf = take(buf, f.params)
-	m.Result, _ = take(buf, f.result)
-	return m
 }
 
 func take(buf, v []byte) (json.RawMessage, []byte) {
