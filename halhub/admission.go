@@ -159,6 +159,8 @@ func (h *Hub) register(s *session) {
 func (h *Hub) forget(s *session) {
 	h.mu.Lock()
 	delete(h.sessions, s)
+	h.stats.messagesIn.Add(s.messagesIn.Load())
+	h.stats.requests.Add(s.requests.Load())
 	if s.slotted {
 		s.slotted = false
 		h.slots--

@@ -378,3 +378,8 @@ func decodeResult(t *testing.T, m msg) map[string]any {
 	}
 	return r
 }
+
+// hubMessages and hubRequests are the Hub's counts of messages and
+// requests received.
+func hubMessages(h *Hub) uint64 { m, _ := h.received(); return m }
+func hubRequests(h *Hub) uint64 { _, r := h.received(); return r }

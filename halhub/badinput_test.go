@@ -527,7 +527,7 @@ func TestHalfMessageStall(t *testing.T) {
 					})
 				}
 
-				g0, cpu0, in0 := runtime.NumGoroutine(), cpuTime(t), b.hub.stats.messagesIn.Load()
+				g0, cpu0, in0 := runtime.NumGoroutine(), cpuTime(t), hubMessages(b.hub)
 				start := time.Now()
 				window := 3 * initTimeout // the init timeout must not close it
 				for time.Since(start) < window {
@@ -552,7 +552,7 @@ func TestHalfMessageStall(t *testing.T) {
 				if cpu > window/2 {
 					t.Errorf("the process used %v of CPU in %v while a client stalled: a busy loop?", cpu, window)
 				}
-				if in := b.hub.stats.messagesIn.Load(); in != in0 {
+				if in := hubMessages(b.hub); in != in0 {
 					t.Errorf("%d messages read from half a message", in-in0)
 				}
 				b.unchanged(t, before)
@@ -605,9 +605,9 @@ func TestDeafClient(t *testing.T) {
 			// counted in requests) or answered BUSY (counted in errors):
 			// once the two add up to what it sent, the Hub has handled all.
 			st := &b.hub.stats
-			req0, err0, sent := st.requests.Load(), st.errors.Load(), uint64(0)
+			req0, err0, sent := hubRequests(b.hub), st.errors.Load(), uint64(0)
 			busy := func() uint64 { return st.errors.Load() - err0 }
-			handled := func() bool { return st.requests.Load()-req0+busy() == sent }
+			handled := func() bool { return hubRequests(b.hub)-req0+busy() == sent }
 			read := func() error {
 				sent++
 				return deaf.send(request(int(100+sent), "hal/read", map[string]any{"device": "bench.blob"}))
@@ -659,7 +659,7 @@ func TestDeafClient(t *testing.T) {
 			if tc.keepsOn {
 				// BUSY answers are bounded by the queue: past it the Hub
 				// closes the connection rather than hold more.
-				req0, err0, sent = st.requests.Load(), st.errors.Load(), 0
+				req0, err0, sent = hubRequests(b.hub), st.errors.Load(), 0
 				for b.stalledSession(t, "deaf") != nil {
 					if sent > 10*queue {
 						t.Fatalf("the deaf client is still connected after %d more requests", sent)

@@ -77,9 +77,11 @@ func serveDevicesGet(s *session, _ context.Context, params json.RawMessage) (any
 
 // found is a device the session may see.
 type found struct {
-	id   string
-	dev  device.Device
-	desc device.Descriptor
+	id     string
+	dev    device.Device
+	desc   device.Descriptor
+	snap   device.Snapshot // its last value, when cached
+	cached bool
 }
 
 // lookup finds a device visible to the session's token; others do not
@@ -94,22 +96,19 @@ func (h *Hub) lookupFor(entry token.Entry, id string) (found, *jsonrpc.Error) {
 	if !entry.Visible(id) {
 		return found{}, errDeviceNotFound(id)
 	}
-	d, ok := h.reg.Device(id)
+	f, ok := h.reg.Lookup(id)
 	if !ok {
 		return found{}, errDeviceNotFound(id)
 	}
-	desc, ok := h.reg.Describe(id)
-	if !ok {
-		return found{}, errDeviceNotFound(id)
-	}
-	return found{id: id, dev: d, desc: desc}, nil
+	return found{id: id, dev: f.Device, desc: f.Descriptor, snap: f.Value, cached: f.HasValue}, nil
 }
 
 // serveRead answers hal/read: a fresh measurement from a device that can
 // take one, unless the cached value is younger than maxAgeMs; the value
 // last applied for an output.
 func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
-	r, err := planRead(s, params, nil)
+	_, entry := s.who()
+	r, err := planRead(s, entry, params, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +118,7 @@ func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *j
 			return nil, err
 		}
 	}
-	return readResult(s, r.f.id, snap), nil
+	return readResult(entry, r.f.id, snap), nil
 }
 
 // quickRead answers hal/read on the reader when no device is asked: an
@@ -131,14 +130,14 @@ func serveRead(s *session, ctx context.Context, params json.RawMessage) (any, *j
 // costs no allocation: the answer is encoded before the next request is
 // read.
 func quickRead(s *session, params json.RawMessage) (any, *jsonrpc.Error, bool) {
-	r, err := planRead(s, params, &s.quick.device)
+	r, err := planRead(s, s.quick.entry, params, &s.quick.device)
 	switch {
 	case err != nil:
 		return nil, err, false
 	case r.measure:
 		return nil, nil, true
 	}
-	s.quick.result = readResult(s, r.f.id, r.snap)
+	s.quick.result = readResult(s.quick.entry, r.f.id, r.snap)
 	return &s.quick.result, nil, false
 }
 
@@ -154,7 +153,7 @@ type readPlan struct {
 // planRead checks a hal/read's params and the device, and finds whether
 // the cached value answers it. lastID, when not nil, holds the device id
 // last read, reused when the params name it again (decodeReadParams).
-func planRead(s *session, params json.RawMessage, lastID *string) (readPlan, *jsonrpc.Error) {
+func planRead(s *session, entry token.Entry, params json.RawMessage, lastID *string) (readPlan, *jsonrpc.Error) {
 	var p openhal.ReadParams
 	if err := decodeReadParams(params, &p, lastID); err != nil {
 		return readPlan{}, err
@@ -165,7 +164,7 @@ func planRead(s *session, params json.RawMessage, lastID *string) (readPlan, *js
 	if p.MaxAgeMs != nil && *p.MaxAgeMs < 0 {
 		return readPlan{}, errParam("out_of_range", "maxAgeMs", "params.maxAgeMs must not be negative")
 	}
-	f, err := s.lookup(p.Device)
+	f, err := s.hub.lookupFor(entry, p.Device)
 	if err != nil {
 		return readPlan{}, err
 	}
@@ -173,7 +172,7 @@ func planRead(s *session, params json.RawMessage, lastID *string) (readPlan, *js
 		return readPlan{}, newError(openhal.CodeNotSupported, "write_only", "device "+f.id+" is write-only", data{"device": f.id})
 	}
 	h := s.hub
-	snap, cached := h.reg.Value(f.id)
+	snap, cached := f.snap, f.cached
 	reader, canMeasure := f.dev.(device.Reader)
 	fresh := cached && p.MaxAgeMs != nil && youngEnough(h.reg.Now().Sub(snap.At), *p.MaxAgeMs)
 	if canMeasure && !fresh {
@@ -186,8 +185,7 @@ func planRead(s *session, params json.RawMessage, lastID *string) (readPlan, *js
 }
 
 // readResult is a read's answer as the session's token is told it.
-func readResult(s *session, id string, snap device.Snapshot) openhal.ValueResult {
-	_, entry := s.who()
+func readResult(entry token.Entry, id string, snap device.Snapshot) openhal.ValueResult {
 	return valueFor(entry, openhal.ValueResult{Device: id, Value: snap.Value, TS: snap.TS, Seq: snap.Seq, DevSeq: snap.DevSeq})
 }
 

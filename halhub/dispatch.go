@@ -87,7 +87,7 @@ func (s *session) handle(raw []byte) {
 			s.refuseBusy(m, e)
 			return
 		}
-		s.hub.stats.requests.Add(1)
+		s.requests.Add(1)
 		if s.hub.closing.Load() {
 			busy := errorf(openhal.CodeBusy, "shutting_down", "the gateway is shutting down")
 			go s.answer(m.Owned(), cost, func() (any, *jsonrpc.Error) { return nil, busy })
@@ -132,7 +132,8 @@ func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 		s.unhold(cost)
 		return
 	}
-	if !s.phaseIs(phaseInitialized) && !s.phaseIs(phaseReady) {
+	phase, p, entry := s.state()
+	if phase != phaseInitialized && phase != phaseReady {
 		s.replyError(m.ID, errNotInitialized())
 		s.unhold(cost)
 		return
@@ -143,13 +144,13 @@ func (s *session) handleRequest(m jsonrpc.Message, cost int64) {
 		s.unhold(cost)
 		return
 	}
-	p, _ := s.who()
 	if !p.Scope.AtLeast(meth.scope) {
 		err := errForbidden("scope", "%s needs scope %s; this token has %s", m.Method, meth.scope, p.Scope)
 		go s.answer(m.Owned(), cost, func() (any, *jsonrpc.Error) { return nil, err })
 		return
 	}
 	if meth.quick != nil {
+		s.quick.entry = entry
 		if res, err, waits := meth.quick(s, m.Params); !waits {
 			err = s.hub.auditAnswer(p, m.Method, m.Params, res, err) // records nothing: never waits
 			s.unhold(cost)

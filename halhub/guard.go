@@ -242,6 +242,8 @@ type guardedConn struct {
 	mu      sync.Mutex
 	slotHub *Hub // whose slot c holds (AdmitHTTP), until closed
 	closed  bool
+
+	cork cork // a WebSocket's, for the fan-out (cork.go)
 }
 
 // admit gives c one of h's slots for scope in place of its ticket

@@ -169,6 +169,8 @@ type Hub struct {
 	queues      *queueBudget
 	lineWriters *sync.Pool    // buffers of the line transports' writes (newLineWriters)
 	pages       chan struct{} // page builders at work (buildPage)
+	fan         *fanout       // writes the notifications of connections with a tryWriter
+	corks       *sync.Pool    // *[]byte: WebSocket writers' batches (wsTransport.write)
 	cancel      context.CancelFunc
 
 	methods     map[string]method
@@ -228,6 +230,8 @@ func New(reg *device.Registry, opt Options) *Hub {
 		queues:      newQueueBudget(opt.Limits.TotalQueueBytes),
 		lineWriters: newLineWriters(),
 		pages:       make(chan struct{}, pageBuilders),
+		fan:         newFanout(),
+		corks:       &sync.Pool{New: func() any { return new([]byte) }},
 	}
 	h.coalesce = newCoalescer(opt.Clock, coalesceRates, h.recordCount)
 	h.auth = newAuthLimiter(authLimits{
@@ -248,6 +252,7 @@ func New(reg *device.Registry, opt Options) *Hub {
 	h.cancel = cancel
 	go h.runSafety(ctx)
 	go h.trimQueues(ctx)
+	go h.fan.run(ctx)
 	h.unsub = reg.Subscribe(h.onEvent)
 	return h
 }

@@ -48,6 +48,13 @@ type outQueue struct {
 	free    *qnode
 	ready   chan struct{} // has a token when something waits
 	closed  bool
+	// fan, when set, is told instead of the writer that notifications
+	// wait (the Hub's fan-out writes them: fanout.go); the writer is
+	// still woken for an answer, for the rest of a batch the socket did
+	// not take, and for a batch the fan-out may not write. It is called
+	// with mu held.
+	fan     func()
+	answers int // waiting answers (messages with onWritten)
 }
 
 // valueRun is the waiting values of one device, oldest first, linked by
@@ -192,6 +199,10 @@ func (q *outQueue) push(msg []byte, onWritten func()) bool {
 func (q *outQueue) take(batch [][]byte, done []func()) ([][]byte, []func()) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	return q.takeLocked(batch, done)
+}
+
+func (q *outQueue) takeLocked(batch [][]byte, done []func()) ([][]byte, []func()) {
 	if q.writing {
 		return batch, done
 	}
@@ -208,11 +219,28 @@ func (q *outQueue) take(batch [][]byte, done []func()) ([][]byte, []func()) {
 	}
 	q.head, q.tail = nil, nil
 	clear(q.values)
-	q.others = 0
+	q.others, q.answers = 0, 0
 	if len(batch) > 0 {
 		q.takenAt, q.writing = q.now(), true
 	}
 	return batch, done
+}
+
+// takeIf is take for the fan-out: it takes the waiting messages only
+// when fits reports that the transport may be given them, size bytes,
+// now (tryWriter.fits), and wakes the writer otherwise, whose write may
+// wait.
+func (q *outQueue) takeIf(batch [][]byte, done []func(), fits func(size int) bool) ([][]byte, []func()) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.writing || q.head == nil {
+		return batch, done
+	}
+	if !fits(q.bytes) {
+		q.signal()
+		return batch, done
+	}
+	return q.takeLocked(batch, done)
 }
 
 // claim lets the caller write msg itself, as a batch of its own, when
@@ -265,7 +293,7 @@ func (q *outQueue) done() {
 	q.addBytes(-q.taken)
 	q.taken, q.takenAt, q.writing = 0, time.Time{}, false
 	if q.head != nil {
-		q.signal()
+		q.wake()
 	}
 }
 
@@ -277,6 +305,7 @@ func (q *outQueue) close() {
 	q.closed = true
 	q.head, q.tail, q.free = nil, nil, nil
 	clear(q.values)
+	q.answers = 0
 	q.addBytes(-q.bytes)
 	q.taken = 0
 }
@@ -305,6 +334,19 @@ func (q *outQueue) append(n *qnode) {
 		q.head = n
 	}
 	q.tail = n
+	if n.onWritten != nil {
+		q.answers++
+	}
+	q.wake()
+}
+
+// wake has what waits written: by the fan-out when only notifications
+// wait on a queue it serves, by the writer otherwise.
+func (q *outQueue) wake() {
+	if q.fan != nil && q.answers == 0 {
+		q.fan()
+		return
+	}
 	q.signal()
 }
 

@@ -357,3 +357,39 @@ func TestQueueHandOver(t *testing.T) {
 		t.Error("the hand-over's callback was not the one taken")
 	}
 }
+
+// On a queue the fan-out serves, notifications wake the fan-out and an
+// answer wakes the writer, so that no answer waits for a pass over the
+// other connections; takeIf takes only what fits at once, and wakes the
+// writer for what does not.
+func TestQueueWakesFanOut(t *testing.T) {
+	q := testQueue(10, 4)
+	fanned := 0
+	q.fan = func() { fanned++ }
+	q.pushValue("a", []byte("a1"))
+	q.push([]byte("n1"), nil)
+	if fanned != 2 || queueReady(q) {
+		t.Errorf("two notifications: fan-out told %d times, writer woken %v; want 2, false", fanned, queueReady(q))
+	}
+	q.push([]byte("r1"), func() {})
+	if !queueReady(q) {
+		t.Error("an answer did not wake the writer")
+	}
+	if got, _ := q.takeIf(nil, nil, func(int) bool { return false }); len(got) != 0 {
+		t.Errorf("takeIf took %d messages that do not fit", len(got))
+	}
+	if !queueReady(q) {
+		t.Error("takeIf left what does not fit without waking the writer")
+	}
+	var sizes []int
+	batch, done := q.takeIf(nil, nil, func(n int) bool { sizes = append(sizes, n); return true })
+	if len(batch) != 3 || len(done) != 1 || fmt.Sprint(sizes) != "[6]" {
+		t.Errorf("takeIf: %d messages, %d callbacks, asked for %v bytes; want 3, 1, [6]", len(batch), len(done), sizes)
+	}
+	q.pushValue("a", []byte("a2"))
+	fanned = 0
+	q.done()
+	if fanned != 1 || queueReady(q) {
+		t.Errorf("done with a value waiting: fan-out told %d times, writer woken %v; want 1, false", fanned, queueReady(q))
+	}
+}

@@ -126,11 +126,11 @@ func TestQuickAnswersWholeOnAFullSocket(t *testing.T) {
 	}
 }
 
-// The same over WebSocket, whose reader writes an answer itself only when
-// the socket's send queue is empty (sockRoom): answers to a client that
-// stopped reading go to the writer, which blocks on the full socket while
-// the reader goes on serving; when the client reads, every answer arrives
-// whole and in order.
+// The same over WebSocket, whose reader writes an answer through the
+// connection's cork (cork.go): what the full socket does not take stays
+// pending for the writer, which blocks on it while the reader goes on
+// serving; when the client reads, every answer arrives whole and in
+// order.
 func TestQuickAnswersWholeOnAFullWebSocket(t *testing.T) {
 	th := newTestHub(t)
 	th.addDevice(t, lineSensor("bench.blob"))
@@ -171,10 +171,10 @@ func TestQuickAnswersWholeOnAFullWebSocket(t *testing.T) {
 			return stuck || s.inflight.Load() == 0
 		})
 	}
-	served := th.hub.stats.requests.Load()
+	served := hubRequests(th.hub)
 	send(request(99, "hal/ping", nil))
 	waitFor(t, 5*time.Second, "the ping served while the client does not read", func() bool {
-		return th.hub.stats.requests.Load() > served
+		return hubRequests(th.hub) > served
 	})
 	for i := 1; i <= sent; i++ {
 		_, b, err := c.Read(ctx)

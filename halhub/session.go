@@ -37,6 +37,7 @@ var errTooLarge = errors.New("message too large")
 type quickState struct {
 	device string
 	result openhal.ValueResult
+	entry  token.Entry // the session's token, as handleRequest found it for this request
 }
 
 // tryWriter is a transport on which the goroutine that made an answer may
@@ -45,8 +46,17 @@ type quickState struct {
 type tryWriter interface {
 	// tryWrite writes msg, framed, as far as the transport takes it at
 	// once. all reports it written whole; otherwise rest is the part of
-	// msg still to send, which write completes, framing and all.
+	// msg still to send, which write completes, framing and all — or
+	// nil when the transport keeps what is left itself, and sends it
+	// first at its next write (WebSocket: cork.go).
 	tryWrite(msg []byte) (rest []byte, all bool, err error)
+	// tryWriteBatch is tryWrite for the messages of a batch, in order
+	// (the fan-out's: fanout.go), with rest what is left as one message
+	// for write; scratch is the caller's buffer, kept between calls.
+	tryWriteBatch(msgs [][]byte, scratch *[]byte) (rest []byte, all bool, err error)
+	// fits reports whether tryWriteBatch may be given size bytes of
+	// messages: false when it could not write them without waiting.
+	fits(size int) bool
 }
 
 // Session phases (seed 3.1.1).
@@ -69,8 +79,13 @@ type session struct {
 	maxMsgBytes int           // the largest message now (smaller before hal/initialize); reader only
 	local       *Local        // set for an in-process principal (an adapter)
 	tw          tryWriter     // the transport, when an answer's goroutine may write to it (replyNow); nil: never
-	scratch     []byte        // the reader's buffer for the answers it writes itself; reader only
-	quick       quickState    // quickRead's; reader only
+	fanned      atomic.Bool   // in the fan-out's next pass (fanout.mark)
+	// Counted here, and into the Hub's stats when the connection ends
+	// (Hub.forget): one counter shared by every connection would be a
+	// cache line the cores pass to each other on every request.
+	messagesIn, requests atomic.Uint64
+	scratch              []byte     // the reader's buffer for the answers it writes itself; reader only
+	quick                quickState // quickRead's; reader only
 
 	// Admission (admission.go): a ticket among the connections not yet
 	// authenticated (nil: none), then a slot from hal/initialize on.
@@ -101,6 +116,14 @@ func newSession(h *Hub, tr transport, bearer string) *session {
 		maxMsgBytes: h.opt.Limits.InitMessageBytes,
 		pageTurn:    make(chan struct{}, 1),
 	}
+}
+
+// useTryWriter lets the goroutine that made an answer write it (replyNow)
+// and the Hub's fan-out write the notifications (fanout.go), on tw. It is
+// called before the session is registered.
+func (s *session) useTryWriter(tw tryWriter) {
+	s.tw = tw
+	s.q.fan = func() { s.hub.fan.mark(s) }
 }
 
 // serve runs a connection to its end. The caller has registered it.
@@ -136,7 +159,7 @@ func (s *session) readLoop() {
 		if err != nil {
 			return
 		}
-		s.hub.stats.messagesIn.Add(1)
+		s.messagesIn.Add(1)
 		s.handle(msg)
 	}
 }
@@ -337,6 +360,13 @@ func (s *session) principalName() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.principal.Name
+}
+
+// state returns the session's phase, principal and token entry, at once.
+func (s *session) state() (int, openhal.Principal, token.Entry) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.phase, s.principal, s.entry
 }
 
 // who returns the session's principal and token entry (after initialize).

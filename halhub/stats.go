@@ -11,8 +11,8 @@ import (
 type stats struct {
 	connections  atomic.Uint64 // accepted and admitted
 	refused      atomic.Uint64 // refused at accept: too many connections
-	messagesIn   atomic.Uint64
-	requests     atomic.Uint64
+	messagesIn   atomic.Uint64 // of the connections that ended; see Hub.received
+	requests     atomic.Uint64 // the same
 	errors       atomic.Uint64 // error answers
 	unauthorized atomic.Uint64
 	events       atomic.Uint64 // notifications fanned out
@@ -36,8 +36,9 @@ func (h *Hub) writeMetrics(w io.Writer) {
 	gauge("gateway_devices", "Registered devices.", len(h.reg.List()))
 	counter("gateway_hal_connections_total", "HAL connections admitted.", h.stats.connections.Load())
 	counter("gateway_hal_connections_refused_total", "Connections closed at accept: the budget of connections not yet authenticated was used up.", h.stats.refused.Load())
-	counter("gateway_hal_messages_received_total", "HAL messages received.", h.stats.messagesIn.Load())
-	counter("gateway_hal_requests_total", "HAL requests received.", h.stats.requests.Load())
+	messages, requests := h.received()
+	counter("gateway_hal_messages_received_total", "HAL messages received.", messages)
+	counter("gateway_hal_requests_total", "HAL requests received.", requests)
 	counter("gateway_hal_errors_total", "HAL error answers.", h.stats.errors.Load())
 	counter("gateway_hal_unauthorized_total", "UNAUTHORIZED answers.", h.stats.unauthorized.Load())
 	counter("gateway_hal_events_total", "Device events sent to clients.", h.stats.events.Load())
@@ -65,4 +66,17 @@ func (h *Hub) writeMetrics(w io.Writer) {
 	// Prometheus's own name: a goroutine leak shows as growth over a long
 	// run (make soak watches it); memory and descriptors are in /proc.
 	gauge("go_goroutines", "Goroutines of the gateway process.", runtime.NumGoroutine())
+}
+
+// received returns the messages and requests received so far: those of
+// the connections that ended, and of those still open.
+func (h *Hub) received() (messages, requests uint64) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	messages, requests = h.stats.messagesIn.Load(), h.stats.requests.Load()
+	for s := range h.sessions {
+		messages += s.messagesIn.Load()
+		requests += s.requests.Load()
+	}
+	return messages, requests
 }

@@ -24,11 +24,12 @@ type lineTransport struct {
 	cut     atomic.Bool // a line too long ended the stream: close lingers
 
 	// tryWrite's, used under the queue's claim only (trywrite_unix.go).
-	raw       syscall.RawConn // the socket; nil: none (TLS, a pipe)
-	line      []byte          // msg and its newline
-	writeLine func(fd uintptr) bool
-	wrote     int
-	werr      error
+	raw      syscall.RawConn // the socket; nil: none (TLS, a pipe)
+	line     []byte          // msg and its newline
+	out      []byte          // what writeOut writes
+	writeOut func(fd uintptr) bool
+	wrote    int
+	werr     error
 }
 
 // lingerAfterCut is how long a connection cut for a line too long is
@@ -72,7 +73,7 @@ func (h *Hub) serveLine(c net.Conn, peer string, tk *ticket) {
 	}
 	s := newSession(h, tr, "")
 	if tr.raw = rawWriter(c); tr.raw != nil {
-		s.tw = tr
+		s.useTryWriter(tr)
 	}
 	s.ticket = tk
 	h.register(s)

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 
 	"github.com/coder/websocket"
 )
@@ -16,8 +17,19 @@ type wsTransport struct {
 	c    *websocket.Conn
 	max  int
 	addr string
-	buf  []byte    // the last message read, reused (a long one's only while they are long)
-	room *sockRoom // the socket's, for tryWrite; nil: the writer writes every answer
+	buf  []byte // the last message read, reused (a long one's only while they are long)
+
+	// g is the connection under the library, whose cork lets a message be
+	// written without waiting (cork.go); nil: none, the writer writes all.
+	g *guardedConn
+	// corks are the Hub's buffers of the batches corked, lent for one
+	// batch: an idle connection holds none.
+	corks *sync.Pool
+	// writeCorked's, used by one batch at a time (the queue's claim or
+	// take).
+	one        [1][]byte
+	batch      [][]byte
+	writeBatch func() error
 }
 
 // serveWebSocket upgrades GET /hal. Admission is the HTTP connection's:
@@ -46,8 +58,11 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	if g != nil {
 		s.ticket = g.ticket
 	}
-	if tr.room = newSockRoom(g); tr.room != nil {
-		s.tw = tr
+	if raw := rawWriterOf(g); raw != nil {
+		tr.g, tr.corks = g, h.corks
+		tr.writeBatch = tr.writeBatchOnce // made once: a method value allocates
+		g.useCork(raw)
+		s.useTryWriter(tr)
 	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
@@ -125,22 +140,80 @@ func (t *wsTransport) read(context.Context) ([]byte, error) {
 	return buf, nil
 }
 
-// tryWrite (tryWriter) writes msg in a text frame when the socket takes
-// it at once (sockRoom), and otherwise leaves all of it to the writer.
+// tryWrite (tryWriter) writes msg in a text frame with one write(2) that
+// never waits (cork.go). What the socket does not take stays with the
+// connection, so rest is nil: the writer's next write sends it first.
 func (t *wsTransport) tryWrite(msg []byte) (rest []byte, all bool, err error) {
-	if !t.room.fits(len(msg)) {
-		return msg, false, nil
-	}
-	if err := t.c.Write(context.Background(), websocket.MessageText, msg); err != nil {
-		return nil, false, err
-	}
-	return nil, true, nil
+	t.one[0] = msg
+	all, err = t.writeCorked(t.one[:], nil)
+	t.one[0] = nil
+	return nil, all, err
 }
 
-// write writes each message in a text frame, with no context of its own,
-// as read does: closing the connection ends a write that waits.
+// tryWriteBatch (tryWriter) is tryWrite for a batch: one write(2) for
+// all of its messages.
+func (t *wsTransport) tryWriteBatch(msgs [][]byte, scratch *[]byte) (rest []byte, all bool, err error) {
+	all, err = t.writeCorked(msgs, scratch)
+	return nil, all, err
+}
+
+// fits (tryWriter) lets the fan-out write unless what a batch left is
+// waiting for the writer, or a write is under way.
+func (t *wsTransport) fits(int) bool { return t.g.idle() }
+
+// writeCorked writes msgs, each in a text frame, corked: with one write(2)
+// that never waits. scratch is the buffer to gather them in (nil: one
+// from the Hub's).
+func (t *wsTransport) writeCorked(msgs [][]byte, scratch *[]byte) (all bool, err error) {
+	if scratch == nil {
+		scratch = t.corks.Get().(*[]byte)
+		defer t.giveCork(scratch)
+	}
+	t.batch = msgs
+	all, err = t.g.corked(t.writeBatch, scratch)
+	t.batch = nil
+	return all, err
+}
+
+// writeBatchOnce is writeCorked's write of t.batch.
+func (t *wsTransport) writeBatchOnce() error { return t.writeEach(t.batch) }
+
+// giveCork gives a buffer back to the Hub's, unless it grew large.
+func (t *wsTransport) giveCork(b *[]byte) {
+	if cap(*b) > maxPooledCork {
+		*b = nil
+	}
+	t.corks.Put(b)
+}
+
+// maxPooledCork is the largest cork buffer kept for the next batch.
+const maxPooledCork = 64 << 10
+
+// write writes each message in a text frame, after what a tryWrite left,
+// with no context of its own, as read does: closing the connection ends
+// a write that waits.
 func (t *wsTransport) write(_ context.Context, msgs [][]byte) error {
+	if t.g == nil {
+		return t.writeEach(msgs)
+	}
+	if err := t.g.flush(); err != nil {
+		return err
+	}
+	all, err := t.writeCorked(msgs, nil)
+	if err == nil && !all {
+		err = t.g.flush()
+	}
+	return err
+}
+
+// writeEach writes each message in a text frame. An empty message is
+// what a tryWrite left pending, already sent by write's flush: the Hub
+// sends no empty message.
+func (t *wsTransport) writeEach(msgs [][]byte) error {
 	for _, m := range msgs {
+		if len(m) == 0 {
+			continue
+		}
 		if err := t.c.Write(context.Background(), websocket.MessageText, m); err != nil {
 			return err
 		}

@@ -13,3 +13,10 @@ func rawWriter(net.Conn) syscall.RawConn { return nil }
 
 // tryWrite is never called: serveLine sets no tryWriter without a socket.
 func (t *lineTransport) tryWrite(msg []byte) ([]byte, bool, error) { return msg, false, nil }
+
+// tryWriteBatch is never called either.
+func (t *lineTransport) tryWriteBatch(msgs [][]byte, _ *[]byte) ([]byte, bool, error) {
+	return nil, false, nil
+}
+
+func (t *lineTransport) fits(int) bool { return false }

@@ -32,18 +32,10 @@ func rawWriter(c net.Conn) syscall.RawConn {
 // non-blocking socket, without waiting for room (tryWriter).
 func (t *lineTransport) tryWrite(msg []byte) (rest []byte, all bool, err error) {
 	t.line = append(append(t.line[:0], msg...), '\n')
-	if t.writeLine == nil {
-		t.writeLine = t.writeLineOnce // made once: a method value allocates
-	}
-	err = t.raw.Write(t.writeLine)
-	n, werr := t.wrote, t.werr
-	if err == nil && werr != nil && !errors.Is(werr, syscall.EAGAIN) && !errors.Is(werr, syscall.EINTR) {
-		err = werr
-	}
+	n, err := t.writeNow(t.line)
 	if err != nil {
 		return nil, false, err
 	}
-	n = max(n, 0)
 	if n == len(t.line) {
 		return nil, true, nil
 	}
@@ -51,10 +43,52 @@ func (t *lineTransport) tryWrite(msg []byte) (rest []byte, all bool, err error) 
 	return msg[min(n, len(msg)):], false, nil
 }
 
-// writeLineOnce is tryWrite's write(2) of t.line, which RawConn.Write runs
+// tryWriteBatch writes msgs, each with its newline, with one write(2)
+// (tryWriter). What the socket does not take is returned as one message
+// without its last newline, copied out of *scratch: write frames it whole.
+func (t *lineTransport) tryWriteBatch(msgs [][]byte, scratch *[]byte) (rest []byte, all bool, err error) {
+	b := (*scratch)[:0]
+	for _, m := range msgs {
+		b = append(append(b, m...), '\n')
+	}
+	*scratch = b
+	n, err := t.writeNow(b)
+	if err != nil {
+		return nil, false, err
+	}
+	if n == len(b) {
+		return nil, true, nil
+	}
+	return append([]byte(nil), b[n:len(b)-1]...), false, nil
+}
+
+// fits is always true: a line transport writes what the socket takes and
+// leaves the rest to the writer.
+func (t *lineTransport) fits(int) bool { return true }
+
+// writeNow writes b with one write(2) that never waits for room, and
+// returns how much the socket took (EAGAIN: nothing).
+func (t *lineTransport) writeNow(b []byte) (int, error) {
+	if t.writeOut == nil {
+		t.writeOut = t.writeOutOnce // made once: a method value allocates
+	}
+	t.out = b
+	err := t.raw.Write(t.writeOut)
+	n, werr := t.wrote, t.werr
+	t.out = nil
+	if err == nil && werr != nil && !errors.Is(werr, syscall.EAGAIN) && !errors.Is(werr, syscall.EINTR) {
+		err = werr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return max(n, 0), nil
+}
+
+// writeOutOnce is writeNow's write(2) of t.out, which RawConn.Write runs
 // with the socket locked for writing; the result is left in t.wrote and
 // t.werr.
-func (t *lineTransport) writeLineOnce(fd uintptr) bool {
-	t.wrote, t.werr = syscall.Write(int(fd), t.line)
+func (t *lineTransport) writeOutOnce(fd uintptr) bool {
+	t.wrote, t.werr = syscall.Write(int(fd), t.out)
 	return true // never wait for the socket to have room
 }

@@ -291,23 +291,31 @@ func measureAll(ctx context.Context, s *settings, e *env, log *slog.Logger) (*re
 	rep := &report{s: s, gatewayCmd: e.gatewayCmd, started: time.Now().UTC()}
 	var err error
 	if e.pid != 0 {
-		if err := measureIdleWith(ctx, s, e, rep, log); err != nil {
-			return nil, err
+		if s.runs("idle") {
+			if err := measureIdleWith(ctx, s, e, rep, log); err != nil {
+				return nil, err
+			}
 		}
-		log.Info("RSS", "connections", s.rssConns)
-		if rep.res.rss, err = measureRSS(ctx, s, e.srv, e.pid); err != nil {
-			return nil, err
+		if s.runs("rss") {
+			log.Info("RSS", "connections", s.rssConns)
+			if rep.res.rss, err = measureRSS(ctx, s, e.srv, e.pid); err != nil {
+				return nil, err
+			}
 		}
 		rep.res.measured = true
 	}
 	var cells []cell
 	for _, transport := range []string{transportWS, transportTCP} {
 		for _, n := range s.clients {
-			cells = append(cells, cell{transport: transport, clients: n})
+			if s.runs("reads") {
+				cells = append(cells, cell{transport: transport, clients: n})
+			}
 		}
 	}
 	for _, n := range s.writers {
-		cells = append(cells, cell{write: true, transport: transportTCP, clients: n})
+		if s.runs("writes") {
+			cells = append(cells, cell{write: true, transport: transportTCP, clients: n})
+		}
 	}
 	for _, c := range cells {
 		cr, err := runCell(ctx, s, e.srv, c, log)
@@ -316,8 +324,10 @@ func measureAll(ctx context.Context, s *settings, e *env, log *slog.Logger) (*re
 		}
 		rep.cells = append(rep.cells, cr)
 	}
-	if rep.fanout, err = runFanout(ctx, s, e.srv, e.pid, log); err != nil {
-		return nil, err
+	if s.runs("fanout") {
+		if rep.fanout, err = runFanout(ctx, s, e.srv, e.pid, log); err != nil {
+			return nil, err
+		}
 	}
 	if e.pid != 0 {
 		if _, rep.res.peakRSS, err = memory(e.pid); err != nil {

@@ -25,6 +25,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -99,7 +100,14 @@ type settings struct {
 	rssConns     int
 
 	noFail bool
+	only   map[string]bool // the sections to run (--only); nil: all
 }
+
+// sections are what --only may name, in the order they run.
+var sections = []string{"idle", "rss", "reads", "writes", "fanout"}
+
+// runs reports whether section is to be measured.
+func (s *settings) runs(section string) bool { return s.only == nil || s.only[section] }
 
 // quickSettings are those --quick changes, for a smoke test.
 var quickSettings = map[string]string{
@@ -135,6 +143,8 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.IntVar(&s.rssConns, "rss-conns", 100, "RSS: connections open while it is read")
 	quick := fs.Bool("quick", false, "smoke test: 2 rounds of 0.5s, fan-out 2s, idle 3s (flags given win)")
 	fs.BoolVar(&s.noFail, "no-fail", false, "exit 0 even when a target is missed")
+	only := fs.String("only", "", "measure only these sections, comma-separated `list` of "+strings.Join(sections, ", ")+
+		" (the others are reported skipped); none: all")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, `usage: halbench [flags]             start the gateway (--gateway) and measure it
        halbench --hub-ws URL --hub-tcp URL --token T [--pid N] [flags]
@@ -170,6 +180,10 @@ and exits 1 when a target is missed.
 		fmt.Fprintf(stderr, "halbench: --writers: %v\n", err)
 		return nil, errUsage
 	}
+	if s.only, err = parseSections(*only); err != nil {
+		fmt.Fprintf(stderr, "halbench: --only: %v\n", err)
+		return nil, errUsage
+	}
 	if msg := s.check(); msg != "" {
 		fmt.Fprintf(stderr, "halbench: %s\n", msg)
 		return nil, errUsage
@@ -191,6 +205,22 @@ func applyQuick(fs *flag.FlagSet) error {
 		}
 	}
 	return nil
+}
+
+// parseSections parses --only: nil for none given (all run).
+func parseSections(list string) (map[string]bool, error) {
+	if strings.TrimSpace(list) == "" {
+		return nil, nil
+	}
+	only := map[string]bool{}
+	for f := range strings.SplitSeq(list, ",") {
+		name := strings.TrimSpace(f)
+		if !slices.Contains(sections, name) {
+			return nil, fmt.Errorf("%q is not a section (%s)", name, strings.Join(sections, ", "))
+		}
+		only[name] = true
+	}
+	return only, nil
 }
 
 func parseInts(list string) ([]int, error) {

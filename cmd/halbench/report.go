@@ -101,6 +101,9 @@ func cellRows(c cellResult) []row {
 
 func (r *report) fanoutRows() []row {
 	f, s := r.fanout, r.s
+	if !s.runs("fanout") {
+		return []row{notRun("fan-out")}
+	}
 	rate := 0.0
 	if f.elapsed > 0 {
 		rate = float64(f.writes) / f.elapsed.Seconds()
@@ -175,12 +178,22 @@ func (r *report) resourceRows() []row {
 	after.gateway, after.result = mib(r.fanout.rss), verdict(r.fanout.rss <= maxFanoutRSSMiB<<20)
 	idle.gateway = fmt.Sprintf("%.3f", r.res.idleCPU)
 	idle.result = verdict(r.res.idleCPU <= maxIdleCPUPerCent)
+	for x, section := range map[*row]string{&rss: "rss", &after: "fanout", &idle: "idle"} {
+		if !s.runs(section) {
+			x.gateway, x.result = "n/a (not in --only)", "skipped"
+		}
+	}
 	peak.gateway = mib(r.res.peakRSS)
 	if r.res.adaptersRSS == 0 {
 		return []row{rss, after, idle, peak}
 	}
 	withAdapters.gateway = mib(r.res.adaptersRSS)
 	return []row{rss, after, idle, withAdapters, peak}
+}
+
+// notRun is the row of a section --only left out.
+func notRun(section string) row {
+	return row{figure: section, gateway: "n/a (not in --only)", result: "skipped"}
 }
 
 // failed lists the figures whose target was missed.

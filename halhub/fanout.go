@@ -1,0 +1,156 @@
+package halhub
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// fanout writes the notifications waiting on every connection whose
+// transport has a write that never waits (tryWriter), from one goroutine.
+//
+// Why not each connection's writer: a value sent to 250 watchers would
+// wake 250 writer goroutines, 250 hand-offs through the scheduler per
+// value, and every goroutine readied meanwhile (the answer of the client
+// that wrote the value, its audit sync) would wait behind them for a
+// core. One goroutine walking the connections does the same writes
+// without the hand-offs, and batches on its own: values that come while
+// it walks wait on their queues and go out together at its next pass,
+// one write(2) for several, as many as the pass took to come.
+//
+// It never waits on a client: what a socket does not take goes to that
+// connection's writer (outQueue.handOver), whose write may wait, as does
+// a batch for a connection whose writer is still at it (tryWriter.fits).
+// Answers are not its: a waiting answer wakes the connection's writer,
+// so that an answer never waits for a pass over the other connections.
+type fanout struct {
+	mu    sync.Mutex
+	dirty []*session // connections with notifications waiting, each once (session.fanned)
+	wake  chan struct{}
+
+	// The goroutine's own, reused from one connection to the next.
+	spare   []*session
+	batch   [][]byte
+	written []func()
+	scratch []byte
+}
+
+// The fan-out's pace (fanout.rest): at most a fourth of a core, and a
+// value waits at most 20 ms more for it. fanoutYield is how many
+// connections it writes between yielding its core to whatever waits
+// for one (the answer of a client that acts).
+const (
+	fanoutShare   = 4
+	maxFanoutRest = 20 * time.Millisecond
+	minFanoutRest = 50 * time.Microsecond
+	fanoutYield   = 8
+)
+
+func newFanout() *fanout { return &fanout{wake: make(chan struct{}, 1)} }
+
+// mark has s's waiting notifications written at the next pass. It is
+// called with s's queue locked (outQueue.fan), so it only notes s.
+func (f *fanout) mark(s *session) {
+	if !s.fanned.CompareAndSwap(false, true) {
+		return
+	}
+	f.mu.Lock()
+	f.dirty = append(f.dirty, s)
+	f.mu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default:
+	}
+}
+
+// run makes a pass each time a connection is marked, until ctx ends.
+func (f *fanout) run(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.wake:
+		}
+		start := time.Now()
+		f.mu.Lock()
+		pass := f.dirty
+		f.dirty = f.spare[:0]
+		f.mu.Unlock()
+		for i, s := range pass {
+			s.fanned.Store(false) // what comes from now on marks it again
+			f.flush(s)
+			pass[i] = nil
+			if i%fanoutYield == fanoutYield-1 {
+				runtime.Gosched()
+			}
+		}
+		f.spare = pass
+		f.rest(time.Since(start))
+	}
+}
+
+// rest waits after a pass that took d, so that the fan-out takes at most
+// 1/fanoutShare of a core: values that come meanwhile wait on their
+// queues and go out together, a connection's in one write(2). A pass
+// over a few connections is short and its rest too short to notice; one
+// over hundreds of connections at a high rate of values, where every
+// write(2) costs as much as the message (the kernel delivers it to the
+// reader in the same call), batches them instead of taking the cores
+// the clients that act need. Nothing waits when nothing comes.
+func (f *fanout) rest(d time.Duration) {
+	if r := restAfter(d); r > 0 {
+		time.Sleep(r)
+	}
+}
+
+// restAfter is the rest after a pass that took d: none when too short to
+// be worth a timer.
+func restAfter(d time.Duration) time.Duration {
+	r := min(d*(fanoutShare-1), maxFanoutRest)
+	if r < minFanoutRest {
+		return 0
+	}
+	return r
+}
+
+// flush writes what waits on s's queue as far as its socket takes it at
+// once, as the connection's writer would, and hands the rest to that
+// writer.
+func (f *fanout) flush(s *session) {
+	f.batch, f.written = s.q.takeIf(f.batch[:0], f.written[:0], s.tw.fits)
+	if len(f.batch) == 0 {
+		return
+	}
+	rest, all, err := s.tw.tryWriteBatch(f.batch, &f.scratch)
+	switch {
+	case err != nil:
+		s.close("write failed")
+	case all:
+		s.q.done()
+		for _, fn := range f.written {
+			fn()
+		}
+	default:
+		s.q.handOver(rest, afterAll(f.written))
+	}
+	clear(f.batch)
+	clear(f.written)
+}
+
+// afterAll returns one callback that runs fns in order (nil for none).
+// It copies fns: the caller reuses its slice.
+func afterAll(fns []func()) func() {
+	switch len(fns) {
+	case 0:
+		return nil
+	case 1:
+		return fns[0]
+	}
+	all := append([]func(){}, fns...)
+	return func() {
+		for _, fn := range all {
+			fn()
+		}
+	}
+}
