@@ -120,6 +120,8 @@ func (r *report) fanoutRows() []row {
 		{figure: "fan-out: seq gaps", gateway: gaps, target: "0", result: verdict(f.gaps.gaps == 0)},
 		{figure: "fan-out: delivery latency p50 (receipt − ts)", gateway: micros(f.lat.p50)},
 		{figure: "fan-out: delivery latency p99 (receipt − ts)", gateway: micros(f.lat.p99)},
+		{figure: fmt.Sprintf("fan-out: the writer's hal/write p50, %d watchers (beside: the writer alone)", f.watchers),
+			gateway: micros(f.writeLat.p50), echo: micros(f.aloneLat.p50), ratio: ratio(float64(f.writeLat.p50), float64(f.aloneLat.p50))},
 		writerRow(f),
 		overflowRow(f),
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,8 +63,9 @@ func cmdWriter(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return json.NewEncoder(stdout).Encode(rep)
 }
 
-// runWriter runs the fan-out's writer process against srv's gateway.
-func runWriter(ctx context.Context, s *settings, srv servers) writeResult {
+// runWriter runs the fan-out's writer process against srv's gateway;
+// started (nil: none) runs once it is started.
+func runWriter(ctx context.Context, s *settings, srv servers, started func() error) writeResult {
 	self, err := os.Executable()
 	if err != nil {
 		return writeResult{err: fmt.Errorf("fan-out: find halbench's own binary for the writer: %w", err)}
@@ -73,8 +75,20 @@ func runWriter(ctx context.Context, s *settings, srv servers) writeResult {
 	cmd.Env = append(os.Environ(), writerTokenEnv+"="+srv.token)
 	cmd.SysProcAttr = childAttr()
 	var stderr limitedBuffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
+	var stdout bytes.Buffer
+	cmd.Stderr, cmd.Stdout = &stderr, &stdout
+	if err := cmd.Start(); err != nil {
+		return writeResult{err: fmt.Errorf("fan-out: start the writer process: %w", err)}
+	}
+	if started != nil {
+		if err := started(); err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			return writeResult{err: err}
+		}
+	}
+	err = cmd.Wait()
+	out := stdout.Bytes()
 	if err != nil {
 		return writeResult{err: fmt.Errorf("fan-out: the writer process: %w: %s", err, stderr.String())}
 	}
