@@ -117,7 +117,7 @@ func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog
 	// The writer alone first: its p99 with the watchers is compared with
 	// this one, taken in the same run.
 	log.Info("fan-out: the writer alone", "rate", s.writeRate, "duration", s.fanout)
-	alone := runWriter(ctx, s, srv, nil)
+	alone := runWriter(ctx, s, srv)
 	if alone.err != nil {
 		return fanoutResult{}, alone.err
 	}
@@ -136,13 +136,7 @@ func runFanout(ctx context.Context, s *settings, srv servers, pid int, log *slog
 	}
 	log.Info("fan-out", "watchers", s.watchers, "rate", s.writeRate, "duration", s.fanout)
 	overflowsBefore, overflowErr := queueOverflows(ctx, srv)
-	// The writer starts at halbench's priority; the watchers then take
-	// the lowest (lowerPriority), unless --watchers-nice=false.
-	var lower func() error
-	if s.niceWatchers {
-		lower = lowerPriority
-	}
-	wr := runWriter(ctx, s, srv, lower)
+	wr := runWriter(ctx, s, srv)
 	if wr.err != nil {
 		return fanoutResult{}, wr.err
 	}

@@ -93,9 +93,6 @@ type settings struct {
 	writeRate int
 	fanout    time.Duration
 	window    int // hal/write requests in flight at once
-	// niceWatchers runs the watchers at the lowest priority while the
-	// writer writes (lowerPriority).
-	niceWatchers bool
 
 	idle         time.Duration
 	idleClients  int
@@ -140,8 +137,6 @@ func parseFlags(args []string, stderr io.Writer) (*settings, error) {
 	fs.IntVar(&s.writeRate, "write-rate", 1000, "fan-out: writes of sim.led a second")
 	fs.DurationVar(&s.fanout, "fanout", 10*time.Second, "fan-out: how long the writer writes")
 	fs.IntVar(&s.window, "write-window", 8, "fan-out: hal/write requests in flight at most")
-	fs.BoolVar(&s.niceWatchers, "watchers-nice", true, "fan-out: halbench's watchers read at the lowest CPU priority, as clients elsewhere on the network would cost the gateway's cores nothing "+
-		"(halbench keeps it until it ends: the fan-out is measured last)")
 	fs.DurationVar(&s.idle, "idle", 10*time.Second, "idle CPU: measuring window")
 	fs.IntVar(&s.idleClients, "idle-clients", 100, "idle CPU: connected idle clients")
 	fs.IntVar(&s.idleAdapters, "idle-adapters", 20, "idle CPU: idle adapters the gateway supervises (only for a gateway halbench starts)")

@@ -8,7 +8,3 @@ import "syscall"
 // halbench relies on stopping its children itself. (The resource figures
 // need Linux's /proc anyway.)
 func childAttr() *syscall.SysProcAttr { return nil }
-
-// lowerPriority does nothing: the fan-out's watchers share the cores at
-// the gateway's priority.
-func lowerPriority() error { return nil }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -63,9 +62,8 @@ func cmdWriter(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return json.NewEncoder(stdout).Encode(rep)
 }
 
-// runWriter runs the fan-out's writer process against srv's gateway;
-// started (nil: none) runs once it is started.
-func runWriter(ctx context.Context, s *settings, srv servers, started func() error) writeResult {
+// runWriter runs the fan-out's writer process against srv's gateway.
+func runWriter(ctx context.Context, s *settings, srv servers) writeResult {
 	self, err := os.Executable()
 	if err != nil {
 		return writeResult{err: fmt.Errorf("fan-out: find halbench's own binary for the writer: %w", err)}
@@ -75,20 +73,8 @@ func runWriter(ctx context.Context, s *settings, srv servers, started func() err
 	cmd.Env = append(os.Environ(), writerTokenEnv+"="+srv.token)
 	cmd.SysProcAttr = childAttr()
 	var stderr limitedBuffer
-	var stdout bytes.Buffer
-	cmd.Stderr, cmd.Stdout = &stderr, &stdout
-	if err := cmd.Start(); err != nil {
-		return writeResult{err: fmt.Errorf("fan-out: start the writer process: %w", err)}
-	}
-	if started != nil {
-		if err := started(); err != nil {
-			cmd.Process.Kill()
-			cmd.Wait()
-			return writeResult{err: err}
-		}
-	}
-	err = cmd.Wait()
-	out := stdout.Bytes()
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
 	if err != nil {
 		return writeResult{err: fmt.Errorf("fan-out: the writer process: %w: %s", err, stderr.String())}
 	}
