@@ -75,20 +75,21 @@ func (f *fanout) run(ctx context.Context) {
 		pass := f.dirty
 		f.dirty = f.spare[:0]
 		f.mu.Unlock()
+		largest := 0 // the longest batch of the stretch
 		for i, s := range pass {
 			s.fanned.Store(false) // what comes from now on marks it again
-			f.flush(s)
+			largest = max(largest, f.flush(s))
 			pass[i] = nil
 			if i%fanoutChunk == fanoutChunk-1 {
-				f.rest(time.Since(start))
-				start = time.Now()
+				f.rest(time.Since(start), largest)
+				start, largest = time.Now(), 0
 				if ctx.Err() != nil {
 					return
 				}
 			}
 		}
 		f.spare = pass
-		f.rest(time.Since(start))
+		f.rest(time.Since(start), largest)
 	}
 }
 
@@ -108,15 +109,28 @@ func (f *fanout) run(ctx context.Context) {
 // the writer's p99 beside 250 watchers was 2-3 times its p99 alone with
 // one rest a pass, 1.1-1.6 times with a rest every 16 connections.)
 // Nothing waits when nothing comes.
-func (f *fanout) rest(d time.Duration) {
-	if r := restAfter(d); r > 0 {
+//
+// The share gives way when the fan-out falls behind: a connection whose
+// batch held half the values of a device that may wait (valueSlack) is
+// close to having its values coalesced, which a client that reads must
+// never see for want of the Hub's time — on a slow core, with many
+// watchers, the fan-out then takes what it needs.
+func (f *fanout) rest(d time.Duration, largest int) {
+	if r := restAfter(d, largest); r > 0 {
 		time.Sleep(r)
 	}
 }
 
-// restAfter is the rest after a pass that took d: none when too short to
-// be worth a timer.
-func restAfter(d time.Duration) time.Duration {
+// fanoutBehind is the batch from which the fan-out does not rest.
+const fanoutBehind = valueSlack / 2
+
+// restAfter is the rest after a stretch that took d and wrote batches of
+// at most largest messages: none when the fan-out is falling behind, or
+// when too short to be worth a timer.
+func restAfter(d time.Duration, largest int) time.Duration {
+	if largest >= fanoutBehind {
+		return 0
+	}
 	r := min(d*(fanoutShare-1), maxFanoutRest)
 	if r < minFanoutRest {
 		return 0
@@ -126,11 +140,12 @@ func restAfter(d time.Duration) time.Duration {
 
 // flush writes what waits on s's queue as far as its socket takes it at
 // once, as the connection's writer would, and hands the rest to that
-// writer.
-func (f *fanout) flush(s *session) {
+// writer. It returns how many messages it took.
+func (f *fanout) flush(s *session) (batch int) {
 	f.batch, f.written = s.q.takeIf(f.batch[:0], f.written[:0], s.tw.fits)
-	if len(f.batch) == 0 {
-		return
+	batch = len(f.batch)
+	if batch == 0 {
+		return 0
 	}
 	rest, all, err := s.tw.tryWriteBatch(f.batch, &f.scratch)
 	switch {
@@ -146,6 +161,7 @@ func (f *fanout) flush(s *session) {
 	}
 	clear(f.batch)
 	clear(f.written)
+	return batch
 }
 
 // afterAll returns one callback that runs fns in order (nil for none).

@@ -60,18 +60,25 @@ func TestFanoutEveryWatcherEveryValue(t *testing.T) {
 	}
 }
 
-// A pass over many connections is followed by a rest three times as
-// long, up to a bound; a short one by none.
+// A stretch of the fan-out is followed by a rest three times as long, up
+// to a bound; a short one by none, and one that found a connection
+// half-way to having its values coalesced by none either.
 func TestFanoutRest(t *testing.T) {
-	for _, tc := range []struct{ pass, rest time.Duration }{
-		{0, 0},
-		{10 * time.Microsecond, 0},
-		{100 * time.Microsecond, 300 * time.Microsecond},
-		{2 * time.Millisecond, 6 * time.Millisecond},
-		{time.Second, maxFanoutRest},
+	for _, tc := range []struct {
+		pass    time.Duration
+		largest int
+		rest    time.Duration
+	}{
+		{0, 1, 0},
+		{10 * time.Microsecond, 1, 0},
+		{100 * time.Microsecond, 1, 300 * time.Microsecond},
+		{2 * time.Millisecond, fanoutBehind - 1, 6 * time.Millisecond},
+		{2 * time.Millisecond, fanoutBehind, 0},
+		{time.Second, 1, maxFanoutRest},
+		{time.Second, valueSlack, 0},
 	} {
-		if got := restAfter(tc.pass); got != tc.rest {
-			t.Errorf("rest after a pass of %v: %v, want %v", tc.pass, got, tc.rest)
+		if got := restAfter(tc.pass, tc.largest); got != tc.rest {
+			t.Errorf("rest after a stretch of %v, batches up to %d: %v, want %v", tc.pass, tc.largest, got, tc.rest)
 		}
 	}
 }
