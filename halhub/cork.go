@@ -24,19 +24,14 @@ import (
 // joins the batch in its place (the library writes one whole frame at a
 // time); otherwise it goes after what is pending.
 type cork struct {
-	used atomic.Bool     // Write looks at mu only once set (useCork)
-	raw  syscall.RawConn // the socket, for the write that never waits
+	used atomic.Bool // Write looks at mu only once set (useCork)
 
 	mu      sync.Mutex
 	on      bool
 	buf     []byte // gathered while on
 	pending []byte // what the socket did not take of the last batch
 
-	// writeNow's, under mu.
-	out   []byte
-	wrote int
-	werr  error
-	write func(fd uintptr) bool
+	rw rawWrite // the socket's write that never waits, under mu
 }
 
 // rawWriterOf is rawWriter for a guarded connection that may be nil.
@@ -50,8 +45,7 @@ func rawWriterOf(g *guardedConn) syscall.RawConn {
 // useCork makes c's writes go through its cork, raw being c's socket; it
 // is called before anything else writes to c.
 func (c *guardedConn) useCork(raw syscall.RawConn) {
-	c.cork.raw = raw
-	c.cork.write = c.cork.writeOnce // made once: a method value allocates
+	c.cork.rw.raw = raw
 	c.cork.used.Store(true)
 }
 
@@ -124,7 +118,7 @@ func (c *guardedConn) corked(write func() error, scratch *[]byte) (all bool, err
 	if len(*scratch) == 0 {
 		return true, nil
 	}
-	n, err := c.cork.writeNow(*scratch)
+	n, err := c.cork.rw.now(*scratch)
 	if err != nil {
 		return false, err
 	}
@@ -133,20 +127,4 @@ func (c *guardedConn) corked(write func() error, scratch *[]byte) (all bool, err
 	}
 	c.cork.pending = append(c.cork.pending[:0], (*scratch)[n:]...)
 	return false, nil
-}
-
-// writeNow writes b with one write(2) that never waits for room, and
-// returns how much the socket took (EAGAIN: nothing).
-func (k *cork) writeNow(b []byte) (int, error) {
-	k.out = b
-	err := k.raw.Write(k.write)
-	n, werr := k.wrote, k.werr
-	k.out = nil
-	if err == nil && werr != nil && !errors.Is(werr, syscall.EAGAIN) && !errors.Is(werr, syscall.EINTR) {
-		err = werr
-	}
-	if err != nil {
-		return 0, err
-	}
-	return max(n, 0), nil
 }

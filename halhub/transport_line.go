@@ -8,7 +8,6 @@ import (
 	"net"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/openhal/gateway/jsonrpc"
@@ -23,13 +22,11 @@ type lineTransport struct {
 	addr    string
 	cut     atomic.Bool // a line too long ended the stream: close lingers
 
-	// tryWrite's, used under the queue's claim only (trywrite_unix.go).
-	raw      syscall.RawConn // the socket; nil: none (TLS, a pipe)
-	line     []byte          // msg and its newline
-	out      []byte          // what writeOut writes
-	writeOut func(fd uintptr) bool
-	wrote    int
-	werr     error
+	// tryWrite's, used under the queue's claim or take only
+	// (trywrite_unix.go): rw.raw is the socket, nil for none (TLS, a
+	// pipe); line is msg and its newline.
+	rw   rawWrite
+	line []byte
 }
 
 // lingerAfterCut is how long a connection cut for a line too long is
@@ -72,7 +69,7 @@ func (h *Hub) serveLine(c net.Conn, peer string, tk *ticket) {
 		addr:    peer,
 	}
 	s := newSession(h, tr, "")
-	if tr.raw = rawWriter(c); tr.raw != nil {
+	if tr.rw.raw = rawWriter(c); tr.rw.raw != nil {
 		s.useTryWriter(tr)
 	}
 	s.ticket = tk

@@ -3,7 +3,6 @@
 package halhub
 
 import (
-	"errors"
 	"net"
 	"syscall"
 )
@@ -32,7 +31,7 @@ func rawWriter(c net.Conn) syscall.RawConn {
 // non-blocking socket, without waiting for room (tryWriter).
 func (t *lineTransport) tryWrite(msg []byte) (rest []byte, all bool, err error) {
 	t.line = append(append(t.line[:0], msg...), '\n')
-	n, err := t.writeNow(t.line)
+	n, err := t.rw.now(t.line)
 	if err != nil {
 		return nil, false, err
 	}
@@ -52,7 +51,7 @@ func (t *lineTransport) tryWriteBatch(msgs [][]byte, scratch *[]byte) (rest []by
 		b = append(append(b, m...), '\n')
 	}
 	*scratch = b
-	n, err := t.writeNow(b)
+	n, err := t.rw.now(b)
 	if err != nil {
 		return nil, false, err
 	}
@@ -65,30 +64,3 @@ func (t *lineTransport) tryWriteBatch(msgs [][]byte, scratch *[]byte) (rest []by
 // fits is always true: a line transport writes what the socket takes and
 // leaves the rest to the writer.
 func (t *lineTransport) fits(int) bool { return true }
-
-// writeNow writes b with one write(2) that never waits for room, and
-// returns how much the socket took (EAGAIN: nothing).
-func (t *lineTransport) writeNow(b []byte) (int, error) {
-	if t.writeOut == nil {
-		t.writeOut = t.writeOutOnce // made once: a method value allocates
-	}
-	t.out = b
-	err := t.raw.Write(t.writeOut)
-	n, werr := t.wrote, t.werr
-	t.out = nil
-	if err == nil && werr != nil && !errors.Is(werr, syscall.EAGAIN) && !errors.Is(werr, syscall.EINTR) {
-		err = werr
-	}
-	if err != nil {
-		return 0, err
-	}
-	return max(n, 0), nil
-}
-
-// writeOutOnce is writeNow's write(2) of t.out, which RawConn.Write runs
-// with the socket locked for writing; the result is left in t.wrote and
-// t.werr.
-func (t *lineTransport) writeOutOnce(fd uintptr) bool {
-	t.wrote, t.werr = syscall.Write(int(fd), t.out)
-	return true // never wait for the socket to have room
-}
