@@ -281,3 +281,22 @@ func benchTCPWrite(b *testing.B, clients int) {
 		b.ReportMetric(float64(after.Entries-before.Entries)/float64(syncs), "entries/sync")
 	}
 }
+
+// A cached hal/read allocates nothing (docs/performance.md, change 8):
+// the whole request path of BenchmarkTCPRead, whose clients allocate
+// nothing either, averages under one allocation a request, so that a
+// read of a busy gateway waits on no collection it caused. Allocations
+// of the runtime and of the Hub's other goroutines meanwhile are far
+// fewer than the requests.
+func TestCachedReadAllocatesNothing(t *testing.T) {
+	r := testing.Benchmark(func(b *testing.B) {
+		b.ReportAllocs()
+		benchTCPRead(b, 1)
+	})
+	if r.N == 0 {
+		t.Fatal("the benchmark did not run")
+	}
+	if a := r.AllocsPerOp(); a != 0 {
+		t.Errorf("a cached hal/read over TCP: %d allocations a request (%d B), want 0", a, r.AllocedBytesPerOp())
+	}
+}

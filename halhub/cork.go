@@ -34,14 +34,6 @@ type cork struct {
 	rw rawWrite // the socket's write that never waits, under mu
 }
 
-// rawWriterOf is rawWriter for a guarded connection that may be nil.
-func rawWriterOf(g *guardedConn) syscall.RawConn {
-	if g == nil {
-		return nil
-	}
-	return rawWriter(g)
-}
-
 // useCork makes c's writes go through its cork, raw being c's socket; it
 // is called before anything else writes to c.
 func (c *guardedConn) useCork(raw syscall.RawConn) {

@@ -147,25 +147,17 @@ func (f *fanout) flush(s *session) (batch int) {
 	if batch == 0 {
 		return 0
 	}
-	rest, all, err := s.tw.tryWriteBatch(f.batch, &f.scratch)
-	switch {
-	case err != nil:
-		s.close("write failed")
-	case all:
-		s.q.done()
-		for _, fn := range f.written {
-			fn()
-		}
-	default:
-		s.q.handOver(rest, afterAll(f.written))
-	}
+	rest, all, err := s.tw.tryWrite(f.batch, &f.scratch)
+	s.settle(rest, all, err, afterAll(f.written))
 	clear(f.batch)
 	clear(f.written)
 	return batch
 }
 
 // afterAll returns one callback that runs fns in order (nil for none).
-// It copies fns: the caller reuses its slice.
+// It copies fns: the caller reuses its slice. (Answers wake their
+// connection's writer, so a batch of the fan-out seldom holds one, and
+// more than one rarer still.)
 func afterAll(fns []func()) func() {
 	switch len(fns) {
 	case 0:

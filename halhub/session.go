@@ -44,18 +44,16 @@ type quickState struct {
 // write it itself without ever waiting for the client (replyNow). It is
 // called only under the queue's claim, one call at a time.
 type tryWriter interface {
-	// tryWrite writes msg, framed, as far as the transport takes it at
-	// once. all reports it written whole; otherwise rest is the part of
-	// msg still to send, which write completes, framing and all — or
-	// nil when the transport keeps what is left itself, and sends it
-	// first at its next write (WebSocket: cork.go).
-	tryWrite(msg []byte) (rest []byte, all bool, err error)
-	// tryWriteBatch is tryWrite for the messages of a batch, in order
-	// (the fan-out's: fanout.go), with rest what is left as one message
-	// for write; scratch is the caller's buffer, kept between calls.
-	tryWriteBatch(msgs [][]byte, scratch *[]byte) (rest []byte, all bool, err error)
-	// fits reports whether tryWriteBatch may be given size bytes of
-	// messages: false when it could not write them without waiting.
+	// tryWrite writes msgs, each framed, in order, with one system call,
+	// as far as the transport takes them at once. all reports them
+	// written whole; otherwise rest is what is left, as one message that
+	// write completes, framing and all — or nil when the transport keeps
+	// what is left itself and sends it first at its next write
+	// (WebSocket: cork.go). scratch is the caller's buffer for the
+	// batch, kept between calls; nil: the transport's own.
+	tryWrite(msgs [][]byte, scratch *[]byte) (rest []byte, all bool, err error)
+	// fits reports whether tryWrite may be given size bytes of messages:
+	// false when it could not write them without waiting.
 	fits(size int) bool
 }
 
@@ -80,6 +78,8 @@ type session struct {
 	local       *Local        // set for an in-process principal (an adapter)
 	tw          tryWriter     // the transport, when an answer's goroutine may write to it (replyNow); nil: never
 	fanned      atomic.Bool   // in the fan-out's next pass (fanout.mark)
+	one         [1][]byte     // replyNow's batch for tw, under the queue's claim
+	released    func()        // s.release, made once: a method value allocates
 	// Counted here, and into the Hub's stats when the connection ends
 	// (Hub.forget): one counter shared by every connection would be a
 	// cache line the cores pass to each other on every request.
@@ -109,13 +109,15 @@ type session struct {
 
 func newSession(h *Hub, tr transport, bearer string) *session {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &session{
+	s := &session{
 		hub: h, tr: tr, bearer: bearer,
 		q:   newOutQueue(queueLimits{messages: h.opt.Limits.QueueLength, slack: valueSlack, bytes: h.opt.Limits.QueueBytes}, h.queues, h.clk.Now),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), idle: make(chan struct{}, 1),
 		maxMsgBytes: h.opt.Limits.InitMessageBytes,
 		pageTurn:    make(chan struct{}, 1),
 	}
+	s.released = s.release
+	return s
 }
 
 // useTryWriter lets the goroutine that made an answer write it (replyNow)
@@ -237,16 +239,29 @@ func (s *session) replyNow(msg []byte) (written bool) {
 		s.reply(msg)
 		return false
 	}
-	rest, all, err := s.tw.tryWrite(msg)
+	s.one[0] = msg
+	rest, all, err := s.tw.tryWrite(s.one[:], nil)
+	s.one[0] = nil
+	return s.settle(rest, all, err, s.released)
+}
+
+// settle ends a batch the caller took from the queue (take, claim) and
+// gave to tryWrite: written whole, the queue is done with it and
+// onWritten runs; in part, what is left goes to the writer first in line,
+// onWritten to run once it is written; on an error the connection closes.
+// It reports the batch written whole.
+func (s *session) settle(rest []byte, all bool, err error, onWritten func()) bool {
 	switch {
 	case err != nil:
 		s.close("write failed")
 	case all:
 		s.q.done()
-		s.release()
+		if onWritten != nil {
+			onWritten()
+		}
 		return true
 	default:
-		s.q.handOver(rest, s.release)
+		s.q.handOver(rest, onWritten)
 	}
 	return false
 }

@@ -24,7 +24,7 @@ type lineTransport struct {
 
 	// tryWrite's, used under the queue's claim or take only
 	// (trywrite_unix.go): rw.raw is the socket, nil for none (TLS, a
-	// pipe); line is msg and its newline.
+	// pipe); line is the batch's buffer when the caller gives none.
 	rw   rawWrite
 	line []byte
 }

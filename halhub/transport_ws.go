@@ -27,7 +27,6 @@ type wsTransport struct {
 	corks *sync.Pool
 	// writeCorked's, used by one batch at a time (the queue's claim or
 	// take).
-	one        [1][]byte
 	batch      [][]byte
 	writeBatch func() error
 }
@@ -57,12 +56,12 @@ func (h *Hub) serveWebSocket(w http.ResponseWriter, r *http.Request) {
 	s := newSession(h, tr, bearer)
 	if g != nil {
 		s.ticket = g.ticket
-	}
-	if raw := rawWriterOf(g); raw != nil {
-		tr.g, tr.corks = g, h.corks
-		tr.writeBatch = tr.writeBatchOnce // made once: a method value allocates
-		g.useCork(raw)
-		s.useTryWriter(tr)
+		if raw := rawWriter(g); raw != nil {
+			tr.g, tr.corks = g, h.corks
+			tr.writeBatch = tr.writeBatchOnce // made once: a method value allocates
+			g.useCork(raw)
+			s.useTryWriter(tr)
+		}
 	}
 	c, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
 	if err != nil {
@@ -140,19 +139,11 @@ func (t *wsTransport) read(context.Context) ([]byte, error) {
 	return buf, nil
 }
 
-// tryWrite (tryWriter) writes msg in a text frame with one write(2) that
-// never waits (cork.go). What the socket does not take stays with the
-// connection, so rest is nil: the writer's next write sends it first.
-func (t *wsTransport) tryWrite(msg []byte) (rest []byte, all bool, err error) {
-	t.one[0] = msg
-	all, err = t.writeCorked(t.one[:], nil)
-	t.one[0] = nil
-	return nil, all, err
-}
-
-// tryWriteBatch (tryWriter) is tryWrite for a batch: one write(2) for
-// all of its messages.
-func (t *wsTransport) tryWriteBatch(msgs [][]byte, scratch *[]byte) (rest []byte, all bool, err error) {
+// tryWrite (tryWriter) writes msgs, each in a text frame, with one
+// write(2) that never waits (cork.go). What the socket does not take
+// stays with the connection, so rest is nil: the writer's next write
+// sends it first.
+func (t *wsTransport) tryWrite(msgs [][]byte, scratch *[]byte) (rest []byte, all bool, err error) {
 	all, err = t.writeCorked(msgs, scratch)
 	return nil, all, err
 }

@@ -12,10 +12,7 @@ import (
 func rawWriter(net.Conn) syscall.RawConn { return nil }
 
 // tryWrite is never called: serveLine sets no tryWriter without a socket.
-func (t *lineTransport) tryWrite(msg []byte) ([]byte, bool, error) { return msg, false, nil }
-
-// tryWriteBatch is never called either.
-func (t *lineTransport) tryWriteBatch(msgs [][]byte, _ *[]byte) ([]byte, bool, error) {
+func (t *lineTransport) tryWrite([][]byte, *[]byte) ([]byte, bool, error) {
 	return nil, false, nil
 }
 

@@ -27,25 +27,14 @@ func rawWriter(c net.Conn) syscall.RawConn {
 	return rc
 }
 
-// tryWrite writes msg and its newline with one write(2) on the
-// non-blocking socket, without waiting for room (tryWriter).
-func (t *lineTransport) tryWrite(msg []byte) (rest []byte, all bool, err error) {
-	t.line = append(append(t.line[:0], msg...), '\n')
-	n, err := t.rw.now(t.line)
-	if err != nil {
-		return nil, false, err
+// tryWrite writes msgs, each with its newline, with one write(2) on the
+// non-blocking socket, without waiting for room (tryWriter). What the
+// socket does not take is returned as one message without its last
+// newline, copied out of the batch's buffer: write frames it whole.
+func (t *lineTransport) tryWrite(msgs [][]byte, scratch *[]byte) (rest []byte, all bool, err error) {
+	if scratch == nil {
+		scratch = &t.line
 	}
-	if n == len(t.line) {
-		return nil, true, nil
-	}
-	// write frames what is left of msg with the newline not yet sent.
-	return msg[min(n, len(msg)):], false, nil
-}
-
-// tryWriteBatch writes msgs, each with its newline, with one write(2)
-// (tryWriter). What the socket does not take is returned as one message
-// without its last newline, copied out of *scratch: write frames it whole.
-func (t *lineTransport) tryWriteBatch(msgs [][]byte, scratch *[]byte) (rest []byte, all bool, err error) {
 	b := (*scratch)[:0]
 	for _, m := range msgs {
 		b = append(append(b, m...), '\n')
