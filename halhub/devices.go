@@ -71,8 +71,7 @@ func serveDevicesGet(s *session, _ context.Context, params json.RawMessage) (any
 	if err != nil {
 		return nil, err
 	}
-	desc, _ := s.hub.reg.Describe(d.id)
-	return desc, nil
+	return d.desc, nil
 }
 
 // found is a device the session may see.
