@@ -79,3 +79,43 @@ func TestReportFailed(t *testing.T) {
 		t.Errorf("failed without resources and gaps: %q", f)
 	}
 }
+
+// --only: a section left out is reported skipped, never held; a figure
+// of one that ran is judged as ever; an unknown section is a usage error.
+func TestOnly(t *testing.T) {
+	s, err := parseFlags([]string{"--only", "idle, fanout"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !s.runs("idle") || !s.runs("fanout") || s.runs("rss") || s.runs("reads") || s.runs("writes") {
+		t.Errorf("--only idle,fanout: runs %v", s.only)
+	}
+	r := &report{s: s, res: resources{measured: true, rss: 21 << 20, idleCPU: 0.5},
+		fanout: fanoutResult{writes: 1, watchers: 1, received: 1, elapsed: time.Second, rss: 41 << 20}}
+	skipped := map[string]string{}
+	for _, x := range r.rows() {
+		skipped[x.figure] = x.result
+	}
+	for figure, result := range skipped {
+		switch {
+		case strings.HasPrefix(figure, "RSS with 100 idle connections (MiB)"):
+			if result != "skipped" {
+				t.Errorf("%s, not in --only: %q, want skipped", figure, result)
+			}
+		case strings.HasPrefix(figure, "idle CPU"), strings.HasPrefix(figure, "RSS right after the fan-out"):
+			if result != "FAIL" {
+				t.Errorf("%s, in --only and over its target: %q, want FAIL", figure, result)
+			}
+		}
+	}
+	s.only = map[string]bool{"reads": true}
+	if rows := r.fanoutRows(); len(rows) != 1 || rows[0].result != "skipped" {
+		t.Errorf("fan-out not in --only: %+v, want one skipped row", rows)
+	}
+	if _, err := parseFlags([]string{"--only", "fanout,nope"}, io.Discard); !errors.Is(err, errUsage) {
+		t.Errorf("--only fanout,nope: %v, want a usage error", err)
+	}
+	if d, _ := parseFlags(nil, io.Discard); d.only != nil || !d.runs("writes") {
+		t.Errorf("no --only: %v, want every section", d.only)
+	}
+}
