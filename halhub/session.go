@@ -217,7 +217,7 @@ func (s *session) sendThenClose(msg []byte, reason string) {
 // it is written. An answer that does not fit in the queue closes the
 // connection (spec §8: a message is never dropped).
 func (s *session) reply(msg []byte) {
-	if !s.q.push(msg, s.release) {
+	if !s.q.push(msg, s.released) {
 		s.overflow("answer")
 	}
 }
