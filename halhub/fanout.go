@@ -37,7 +37,7 @@ type fanout struct {
 
 // The fan-out's pace (fanout.rest): at most a fourth of a core, in
 // stretches of fanoutChunk connections, and a value waits at most 20 ms
-// more for it.
+// more for it: the rests of one pass add up to maxFanoutRest at most.
 const (
 	fanoutShare   = 4
 	fanoutChunk   = 16
@@ -75,13 +75,14 @@ func (f *fanout) run(ctx context.Context) {
 		pass := f.dirty
 		f.dirty = f.spare[:0]
 		f.mu.Unlock()
-		largest := 0 // the longest batch of the stretch
+		largest := 0              // the longest batch of the stretch
+		restLeft := maxFanoutRest // what the pass may still rest
 		for i, s := range pass {
 			s.fanned.Store(false) // what comes from now on marks it again
 			largest = max(largest, f.flush(s))
 			pass[i] = nil
 			if i%fanoutChunk == fanoutChunk-1 {
-				f.rest(time.Since(start), largest)
+				restLeft -= f.rest(time.Since(start), largest, restLeft)
 				start, largest = time.Now(), 0
 				if ctx.Err() != nil {
 					return
@@ -89,7 +90,7 @@ func (f *fanout) run(ctx context.Context) {
 			}
 		}
 		f.spare = pass
-		f.rest(time.Since(start), largest)
+		f.rest(time.Since(start), largest, restLeft)
 	}
 }
 
@@ -115,23 +116,36 @@ func (f *fanout) run(ctx context.Context) {
 // close to having its values coalesced, which a client that reads must
 // never see for want of the Hub's time — on a slow core, with many
 // watchers, the fan-out then takes what it needs.
-func (f *fanout) rest(d time.Duration, largest int) {
-	if r := restAfter(d, largest); r > 0 {
+//
+// And the rests of one pass add up to maxFanoutRest at most (left is
+// what remains; rest returns what it took). d is wall time: a stretch
+// the kernel preempted for a few milliseconds (a busy machine, a VM's
+// host) earns three times that, every stretch of the pass alike.
+// (Measured, with tests running beside halbench's fan-out: stretches of
+// 5-7 ms, and passes over 251 connections of up to 91 ms, 80 of them
+// resting — past the 64 ms for which a 1 kHz value may wait before it
+// coalesces; halbench saw every watcher miss ~20 values in two of about
+// twenty runs on the quiet machine.)
+func (f *fanout) rest(d time.Duration, largest int, left time.Duration) time.Duration {
+	r := restAfter(d, largest, left)
+	if r > 0 {
 		time.Sleep(r)
 	}
+	return r
 }
 
 // fanoutBehind is the batch from which the fan-out does not rest.
 const fanoutBehind = valueSlack / 2
 
 // restAfter is the rest after a stretch that took d and wrote batches of
-// at most largest messages: none when the fan-out is falling behind, or
-// when too short to be worth a timer.
-func restAfter(d time.Duration, largest int) time.Duration {
+// at most largest messages, with left of the pass's rests still to take:
+// none when the fan-out is falling behind, or when too short to be worth
+// a timer.
+func restAfter(d time.Duration, largest int, left time.Duration) time.Duration {
 	if largest >= fanoutBehind {
 		return 0
 	}
-	r := min(d*(fanoutShare-1), maxFanoutRest)
+	r := min(d*(fanoutShare-1), left)
 	if r < minFanoutRest {
 		return 0
 	}

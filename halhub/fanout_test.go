@@ -61,24 +61,30 @@ func TestFanoutEveryWatcherEveryValue(t *testing.T) {
 }
 
 // A stretch of the fan-out is followed by a rest three times as long, up
-// to a bound; a short one by none, and one that found a connection
-// half-way to having its values coalesced by none either.
+// to what the pass has left of its rests; a short one by none, and one
+// that found a connection half-way to having its values coalesced by
+// none either.
 func TestFanoutRest(t *testing.T) {
 	for _, tc := range []struct {
 		pass    time.Duration
 		largest int
+		left    time.Duration
 		rest    time.Duration
 	}{
-		{0, 1, 0},
-		{10 * time.Microsecond, 1, 0},
-		{100 * time.Microsecond, 1, 300 * time.Microsecond},
-		{2 * time.Millisecond, fanoutBehind - 1, 6 * time.Millisecond},
-		{2 * time.Millisecond, fanoutBehind, 0},
-		{time.Second, 1, maxFanoutRest},
-		{time.Second, valueSlack, 0},
+		{0, 1, maxFanoutRest, 0},
+		{10 * time.Microsecond, 1, maxFanoutRest, 0},
+		{100 * time.Microsecond, 1, maxFanoutRest, 300 * time.Microsecond},
+		{2 * time.Millisecond, fanoutBehind - 1, maxFanoutRest, 6 * time.Millisecond},
+		{2 * time.Millisecond, fanoutBehind, maxFanoutRest, 0},
+		{time.Second, 1, maxFanoutRest, maxFanoutRest},
+		{time.Second, valueSlack, maxFanoutRest, 0},
+		// What the pass's earlier rests left bounds this one.
+		{2 * time.Millisecond, 1, time.Millisecond, time.Millisecond},
+		{2 * time.Millisecond, 1, 0, 0},
+		{2 * time.Millisecond, 1, minFanoutRest - 1, 0},
 	} {
-		if got := restAfter(tc.pass, tc.largest); got != tc.rest {
-			t.Errorf("rest after a stretch of %v, batches up to %d: %v, want %v", tc.pass, tc.largest, got, tc.rest)
+		if got := restAfter(tc.pass, tc.largest, tc.left); got != tc.rest {
+			t.Errorf("rest after a stretch of %v, batches up to %d, %v left: %v, want %v", tc.pass, tc.largest, tc.left, got, tc.rest)
 		}
 	}
 }
