@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/openhal"
 )
 
@@ -86,5 +87,124 @@ func TestFanoutRest(t *testing.T) {
 		if got := restAfter(tc.pass, tc.largest, tc.left); got != tc.rest {
 			t.Errorf("rest after a stretch of %v, batches up to %d, %v left: %v, want %v", tc.pass, tc.largest, tc.left, got, tc.rest)
 		}
+	}
+}
+
+// An answer takes with it what waits on its connection (outQueue.claim):
+// a value waiting for the fan-out's next pass goes out with the answer,
+// ahead of it, written by the goroutine that made the answer — for a
+// cached read (hal/ping: the reader's) and for an audited write (the
+// request's own) alike.
+func TestAnswerTakesWhatWaits(t *testing.T) {
+	for _, transport := range []string{"tcp", "ws"} {
+		t.Run(transport, func(t *testing.T) {
+			log, withLog := withAudit(t)
+			th := newTestHub(t, withLog)
+			th.addDevice(t, lineSensor("bench.scope"))
+			th.addDevice(t, writerDevice{&testDevice{desc: device.Descriptor{ID: "bench.relay", Kind: device.KindGPIOOutput, Source: "board",
+				Access: device.AccessReadWrite, Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeBoolean}}}})
+			var c *client
+			if transport == "ws" {
+				c = th.dialWS(t, "")
+			} else {
+				c = th.dialTCP(t)
+			}
+			c.init(th.admin)
+			s := th.sessions()[0]
+			for i, req := range []string{
+				`{"jsonrpc":"2.0","id":1,"method":"hal/ping"}`,
+				`{"jsonrpc":"2.0","id":2,"method":"hal/write","params":{"device":"bench.relay","value":true}}`,
+			} {
+				// Marked as in the fan-out's pass already, s is left out
+				// of the next one: the value waits on its queue as it
+				// would behind a pass over 250 other connections. (A
+				// pass under way when it is marked may still take it:
+				// the client has that one, and the value is published
+				// again.)
+				for tries := 0; ; tries++ {
+					s.fanned.Store(true)
+					th.reg.Publish("bench.scope", scopeLine(i), time.Time{})
+					if _, values := s.q.queued(); values == 1 {
+						break
+					}
+					if tries == 100 {
+						t.Fatalf("before %s: the value never waited", req)
+					}
+					c.notification(openhal.NotifyValue)
+				}
+				c.sendRaw(req)
+				if m := c.next(); m.Method != openhal.NotifyValue {
+					t.Fatalf("first after %s: %s, want the value that waited", req, m.raw)
+				}
+				for m := c.next(); m.Method != "" || string(m.ID) != fmt.Sprint(i+1); m = c.next() {
+					if m.Method != openhal.NotifyValue { // the write's own value may come first
+						t.Fatalf("after %s: %s, want its answer", req, m.raw)
+					}
+				}
+				s.fanned.Store(false)
+			}
+			if got := summary(entries(t, log)); !strings.HasSuffix(got, "write:bench.relay:applied") {
+				t.Errorf("audit log: %s, want the write applied", got)
+			}
+		})
+	}
+}
+
+// Answers made at once on one connection — cached reads on its reader,
+// audited writes each on its own goroutine — race each other and the
+// fan-out for its queue while values stream to it: every answer comes,
+// and the values keep their order (claim hands its batch to one holder
+// at a time; run with -race).
+func TestAnswersRaceTheFanOut(t *testing.T) {
+	const requests, values, inFlight = 200, 500, 20
+	_, withLog := withAudit(t)
+	th := newTestHub(t, withLog)
+	th.addDevice(t, lineSensor("bench.scope"))
+	th.addDevice(t, writerDevice{&testDevice{desc: device.Descriptor{ID: "bench.relay", Kind: device.KindGPIOOutput, Source: "board",
+		Access: device.AccessReadWrite, Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeBoolean}}}})
+	for _, transport := range []string{"tcp", "ws"} {
+		t.Run(transport, func(t *testing.T) {
+			var c *client
+			if transport == "ws" {
+				c = th.dialWS(t, "")
+			} else {
+				c = th.dialTCP(t)
+			}
+			c.init(th.admin)
+			go func() {
+				for i := range values {
+					th.reg.Publish("bench.scope", scopeLine(i), time.Time{})
+				}
+			}()
+			answered := map[string]bool{}
+			var last uint64
+			for i := 1; i <= requests; i++ {
+				if i%2 == 0 {
+					c.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"hal/ping"}`, i))
+				} else {
+					c.sendRaw(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"hal/write","params":{"device":"bench.relay","value":%v}}`, i, i%4 == 1))
+				}
+				if i%inFlight != 0 {
+					continue
+				}
+				for len(answered) < i { // within the limit of requests in flight
+					m := c.next()
+					switch {
+					case m.Method == openhal.NotifyValue:
+						if v := valueOf(t, m); v.Device == "bench.scope" {
+							if v.Seq <= last {
+								t.Fatalf("value seq %d after %d", v.Seq, last)
+							}
+							last = v.Seq
+						}
+					case m.Method == "":
+						if m.Error != nil {
+							t.Fatalf("answer: %s", m.raw)
+						}
+						answered[string(m.ID)] = true
+					}
+				}
+			}
+		})
 	}
 }

@@ -243,23 +243,46 @@ func (q *outQueue) takeIf(batch [][]byte, done []func(), fits func(size int) boo
 	return q.takeLocked(batch, done)
 }
 
-// claim lets the caller write msg itself, as a batch of its own, when
-// nothing waits and nothing is being written: the message then goes out
-// in its order without waking the writer, which for an answer made on
-// the connection's reader saves a hand-off between goroutines per
-// request. It reports false when msg must be pushed instead. A claimed
-// message counts as a taken batch until done — in the bytes held and in
-// how long the client has left it unread — so that a client that stops
-// reading while it is written is seen as it would be by the writer.
-func (q *outQueue) claim(msg []byte) bool {
+// claim lets the caller write msg itself, with what waits before it, as
+// one batch, when nothing is being written: the message then goes out in
+// its order without waking the writer, which for an answer saves a
+// hand-off between goroutines per request — and, on a connection that
+// also watches values, a wait for the fan-out's next pass, since the
+// notifications waiting go out with the answer, ahead of it. The batch
+// is left in buf, msg last, with the callbacks of the answers that
+// waited (msg's own is the caller's). buf is the queue's holder's alone:
+// it is read and filled under the lock, once the previous holder is done
+// with it. claim reports false when msg must be pushed instead: the
+// queue is closed, a batch is being written, or messages wait that fits
+// (tryWriter.fits) says the transport cannot take now. A claimed batch
+// counts as a taken one until done — in the bytes held and in how long
+// the client has left it unread — so that a client that stops reading
+// while it is written is seen as it would be by the writer.
+func (q *outQueue) claim(msg []byte, buf *claimBuf, fits func(size int) bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed || q.writing || q.head != nil {
+	if q.closed || q.writing || (q.head != nil && !fits(q.bytes+len(msg))) {
 		return false
 	}
+	buf.batch, buf.done = q.takeLocked(buf.batch[:0], buf.done[:0])
+	buf.batch = append(buf.batch, msg)
 	q.addBytes(len(msg))
-	q.taken, q.takenAt, q.writing = len(msg), q.now(), true
+	q.taken += len(msg)
+	q.takenAt, q.writing = q.now(), true
 	return true
+}
+
+// claimBuf is the batch claim gives its holder, kept from one claim to
+// the next so that an answer's write allocates nothing.
+type claimBuf struct {
+	batch [][]byte
+	done  []func()
+}
+
+// clear drops the messages and callbacks, keeping the room.
+func (b *claimBuf) clear() {
+	clear(b.batch)
+	clear(b.done)
 }
 
 // handOver gives the writer what is left of a claimed message that the

@@ -290,14 +290,17 @@ func TestQueueBytesCoalesceValues(t *testing.T) {
 	}
 }
 
-// The reader may write an answer itself (claim) only when nothing waits
-// and nothing is being written, so that messages keep their order; while
-// it writes, the writer takes nothing, and done wakes it for what came
-// meanwhile. A claimed message counts in the bytes held until done.
+// An answer's goroutine may write it itself (claim), with what waits
+// before it, only when nothing is being written, so that messages keep
+// their order; while it writes, the writer takes nothing, and done wakes
+// it for what came meanwhile. A claimed batch counts in the bytes held
+// until done.
 func TestQueueClaim(t *testing.T) {
+	fits := func(int) bool { return true }
 	q := testQueue(10, 1)
-	if !q.claim([]byte("r1")) {
-		t.Fatal("claim refused on an empty queue")
+	var buf claimBuf
+	if !q.claim([]byte("r1"), &buf, fits) || len(buf.batch) != 1 || string(buf.batch[0]) != "r1" {
+		t.Fatalf("claim on an empty queue: %q; want r1", buf.batch)
 	}
 	if b, takenAt := q.held(); b != 2 || takenAt.IsZero() {
 		t.Errorf("claimed: %d bytes held, taken at %v; want 2 and a time", b, takenAt)
@@ -307,28 +310,45 @@ func TestQueueClaim(t *testing.T) {
 	if got, _ := takeQueued(q); len(got) != 0 {
 		t.Errorf("the writer took %q while the reader wrote", got)
 	}
-	if q.claim([]byte("r2")) {
+	if q.claim([]byte("r2"), &buf, fits) {
 		t.Error("a second claim while one is written")
 	}
 	q.done()
 	if !queueReady(q) {
 		t.Error("done did not wake the writer for what was queued meanwhile")
 	}
-	if q.claim([]byte("r2")) {
-		t.Error("claim while n1 waits: r2 would overtake it")
+	if q.claim([]byte("r2"), &buf, func(int) bool { return false }) {
+		t.Error("claim of what waits while the transport cannot take it")
 	}
-	if got, _ := takeQueued(q); strings.Join(got, " ") != "n1" {
-		t.Errorf("took %q, want n1", got)
+	answered := false
+	q.push([]byte("a1"), func() { answered = true })
+	ok := q.claim([]byte("r2"), &buf, fits)
+	if got := fmt.Sprintf("%q", buf.batch); !ok || got != `["n1" "a1" "r2"]` || len(buf.done) != 1 {
+		t.Fatalf("claim while n1 and a1 wait: %s with %d callbacks, %v; want n1 a1 r2, one", got, len(buf.done), ok)
 	}
-	if q.claim([]byte("r2")) {
-		t.Error("claim while the writer writes n1")
+	if buf.done[0](); !answered {
+		t.Error("the waiting answer's callback was not the one claimed")
+	}
+	if b, _ := q.held(); b != 6 {
+		t.Errorf("%d bytes held while n1 a1 r2 are written, want 6", b)
+	}
+	if got, _ := takeQueued(q); len(got) != 0 {
+		t.Errorf("the writer took %q after the claim took everything", got)
+	}
+	q.done()
+	q.push([]byte("n2"), nil)
+	if got, _ := q.take(nil, nil); len(got) != 1 {
+		t.Fatalf("the writer took %q, want n2", got)
+	}
+	if q.claim([]byte("r3"), &buf, fits) {
+		t.Error("claim while the writer writes n2")
 	}
 	q.done()
 	if b, _ := q.held(); b != 0 {
 		t.Errorf("%d bytes held after done, want 0", b)
 	}
 	q.close()
-	if q.claim([]byte("r3")) {
+	if q.claim([]byte("r4"), &buf, fits) {
 		t.Error("claim on a closed queue")
 	}
 }
@@ -337,7 +357,7 @@ func TestQueueClaim(t *testing.T) {
 // before anything queued meanwhile, with its callback.
 func TestQueueHandOver(t *testing.T) {
 	q := testQueue(10, 1)
-	q.claim([]byte("abcdef"))
+	q.claim([]byte("abcdef"), new(claimBuf), func(int) bool { return true })
 	q.push([]byte("n1"), nil)
 	q.pushValue("a", []byte("a1"))
 	answered := false

@@ -78,7 +78,7 @@ type session struct {
 	local       *Local        // set for an in-process principal (an adapter)
 	tw          tryWriter     // the transport, when an answer's goroutine may write to it (replyNow); nil: never
 	fanned      atomic.Bool   // in the fan-out's next pass (fanout.mark)
-	one         [1][]byte     // replyNow's batch for tw, under the queue's claim
+	claimed     claimBuf      // replyNow's batch for tw, under the queue's claim
 	released    func()        // s.release, made once: a method value allocates
 	// Counted here, and into the Hub's stats when the connection ends
 	// (Hub.forget): one counter shared by every connection would be a
@@ -224,25 +224,36 @@ func (s *session) reply(msg []byte) {
 
 // replyNow sends a request's answer, from whichever goroutine made it (the
 // reader for a cached read, the request's own goroutine for the others).
-// When nothing else waits to be written and the socket has room, that
-// goroutine writes it itself (claim, tryWrite), as an echo server would,
-// instead of waking the writer: one hand-off between goroutines less per
-// request, and an answer that does not wait behind the writers of other
-// connections for a core. Otherwise it queues like any answer, behind
-// what waits; and what the socket did not take at once goes to the writer
-// (handOver), so that no goroutine waits on a client that does not read:
-// that client's next requests are still read, and answered BUSY past the
-// limit (spec §2). written reports msg written whole: the caller may
-// reuse it.
+// When nothing is being written, that goroutine writes it itself (claim,
+// tryWrite), after what waits on the connection, as far as the socket
+// takes it at once, as an echo server would, instead of waking the
+// writer: one hand-off between goroutines less per request, and an
+// answer that waits neither behind the writers of other connections for
+// a core nor, on a connection that also watches values, for the
+// fan-out's next pass over 250 others. Otherwise it queues like any
+// answer, behind what waits; and what the socket did not take at once
+// goes to the writer (handOver), so that no goroutine waits on a client
+// that does not read: that client's next requests are still read, and
+// answered BUSY past the limit (spec §2). written reports msg written
+// whole: the caller may reuse it.
 func (s *session) replyNow(msg []byte) (written bool) {
-	if s.tw == nil || !s.q.claim(msg) {
+	if s.tw == nil {
 		s.reply(msg)
 		return false
 	}
-	s.one[0] = msg
-	rest, all, err := s.tw.tryWrite(s.one[:], nil)
-	s.one[0] = nil
-	return s.settle(rest, all, err, s.released)
+	if !s.q.claim(msg, &s.claimed, s.tw.fits) {
+		s.reply(msg)
+		return false
+	}
+	b := &s.claimed
+	rest, all, err := s.tw.tryWrite(b.batch, nil)
+	onWritten := s.released
+	if len(b.done) > 0 { // answers that waited: theirs first
+		onWritten = afterAll(append(b.done, s.released))
+	}
+	// The next claim may come as soon as settle ends this one.
+	b.clear()
+	return s.settle(rest, all, err, onWritten)
 }
 
 // settle ends a batch the caller took from the queue (take, claim) and
