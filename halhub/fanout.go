@@ -123,9 +123,8 @@ func (f *fanout) run(ctx context.Context) {
 // host) earns three times that, every stretch of the pass alike.
 // (Measured, with tests running beside halbench's fan-out: stretches of
 // 5-7 ms, and passes over 251 connections of up to 91 ms, 80 of them
-// resting — past the 64 ms for which a 1 kHz value may wait before it
-// coalesces; halbench saw every watcher miss ~20 values in two of about
-// twenty runs on the quiet machine.)
+// resting: longer than the 64 ms a 1 kHz value may wait on a connection
+// before it coalesces.)
 func (f *fanout) rest(d time.Duration, largest int, left time.Duration) time.Duration {
 	r := restAfter(d, largest, left)
 	if r > 0 {

@@ -99,17 +99,8 @@ func TestAnswerTakesWhatWaits(t *testing.T) {
 	for _, transport := range []string{"tcp", "ws"} {
 		t.Run(transport, func(t *testing.T) {
 			log, withLog := withAudit(t)
-			th := newTestHub(t, withLog)
-			th.addDevice(t, lineSensor("bench.scope"))
-			th.addDevice(t, writerDevice{&testDevice{desc: device.Descriptor{ID: "bench.relay", Kind: device.KindGPIOOutput, Source: "board",
-				Access: device.AccessReadWrite, Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeBoolean}}}})
-			var c *client
-			if transport == "ws" {
-				c = th.dialWS(t, "")
-			} else {
-				c = th.dialTCP(t)
-			}
-			c.init(th.admin)
+			th := newScopeAndRelayHub(t, withLog)
+			c := th.dialInit(t, transport)
 			s := th.sessions()[0]
 			for i, req := range []string{
 				`{"jsonrpc":"2.0","id":1,"method":"hal/ping"}`,
@@ -158,19 +149,10 @@ func TestAnswerTakesWhatWaits(t *testing.T) {
 func TestAnswersRaceTheFanOut(t *testing.T) {
 	const requests, values, inFlight = 200, 500, 20
 	_, withLog := withAudit(t)
-	th := newTestHub(t, withLog)
-	th.addDevice(t, lineSensor("bench.scope"))
-	th.addDevice(t, writerDevice{&testDevice{desc: device.Descriptor{ID: "bench.relay", Kind: device.KindGPIOOutput, Source: "board",
-		Access: device.AccessReadWrite, Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeBoolean}}}})
+	th := newScopeAndRelayHub(t, withLog)
 	for _, transport := range []string{"tcp", "ws"} {
 		t.Run(transport, func(t *testing.T) {
-			var c *client
-			if transport == "ws" {
-				c = th.dialWS(t, "")
-			} else {
-				c = th.dialTCP(t)
-			}
-			c.init(th.admin)
+			c := th.dialInit(t, transport)
 			go func() {
 				for i := range values {
 					th.reg.Publish("bench.scope", scopeLine(i), time.Time{})
@@ -207,4 +189,29 @@ func TestAnswersRaceTheFanOut(t *testing.T) {
 			}
 		})
 	}
+}
+
+// newScopeAndRelayHub is a Hub with a sensor whose values the tests
+// publish (bench.scope) and a low-risk output they write (bench.relay).
+func newScopeAndRelayHub(t *testing.T, configure ...func(*Options)) *testHub {
+	t.Helper()
+	th := newTestHub(t, configure...)
+	th.addDevice(t, lineSensor("bench.scope"))
+	th.addDevice(t, writerDevice{&testDevice{desc: device.Descriptor{ID: "bench.relay", Kind: device.KindGPIOOutput, Source: "board",
+		Access: device.AccessReadWrite, Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeBoolean}}}})
+	return th
+}
+
+// dialInit connects an admin client over transport ("tcp" or "ws") and
+// initializes it.
+func (th *testHub) dialInit(t *testing.T, transport string) *client {
+	t.Helper()
+	var c *client
+	if transport == "ws" {
+		c = th.dialWS(t, "")
+	} else {
+		c = th.dialTCP(t)
+	}
+	c.init(th.admin)
+	return c
 }
