@@ -112,10 +112,10 @@ func (f *fanout) run(ctx context.Context) {
 // Nothing waits when nothing comes.
 //
 // The share gives way when the fan-out falls behind: a connection whose
-// batch held half the values of a device that may wait (valueSlack) is
-// close to having its values coalesced, which a client that reads must
-// never see for want of the Hub's time — on a slow core, with many
-// watchers, the fan-out then takes what it needs.
+// batch held fanoutBehind values has had them wait long enough (32 ms
+// of a 1 kHz value) to be on the way to having them coalesced, which a
+// client that reads must never see for want of the Hub's time — on a
+// slow core, with many watchers, the fan-out then takes what it needs.
 //
 // And the rests of one pass add up to maxFanoutRest at most (left is
 // what remains; rest returns what it took). d is wall time: a stretch
@@ -133,8 +133,11 @@ func (f *fanout) rest(d time.Duration, largest int, left time.Duration) time.Dur
 	return r
 }
 
-// fanoutBehind is the batch from which the fan-out does not rest.
-const fanoutBehind = valueSlack / 2
+// fanoutBehind is the batch from which the fan-out does not rest. At 32
+// (half the value slack when it was 64) the arm64 emulation's slow cores
+// coalesced 1.7 % of a 1 kHz value's deliveries to 100 watchers, 29 %
+// without the rule (docs/performance.md, change 10).
+const fanoutBehind = 32
 
 // restAfter is the rest after a stretch that took d and wrote batches of
 // at most largest messages, with left of the pass's rests still to take:

@@ -1,6 +1,7 @@
 package halhub
 
 import (
+	"math"
 	"sync"
 	"time"
 )
@@ -36,6 +37,7 @@ type outQueue struct {
 	bytes    int // waiting, plus taken and not yet written
 	taken    int // taken by the writer and not yet written
 	maxBytes int
+	maxTake  int // bytes of one taken batch, at most; 0: no bound (takeLimit)
 	// takenAt is when the batch being written was taken (zero when none):
 	// how long the client has not read it, by now.
 	takenAt time.Time
@@ -70,16 +72,27 @@ type qnode struct {
 	prev, next *qnode
 	nextValue  *qnode // the next waiting value of the same device
 	onWritten  func() // called after the message is written (a request's answer)
+	rest       bool   // what a write left of a batch (handOver): in no count
 }
 
 // valueSlack is how many values of one device may wait for a connection
-// before they coalesce.
-const valueSlack = 64
+// before they coalesce: a quarter of a second of a 1 kHz value. What it
+// absorbs is the Hub stopped while values keep coming, and the burst
+// after: on the project's VM the machine stops for 50-150 ms every two
+// minutes or so, a writer that kept its pace catches up with the writes
+// it owes, and the values of ~100 ms reach every watcher's queue within
+// a few milliseconds, before the fan-out's pass comes to most of them.
+// With 64, every watcher lost ~20 values in about one halbench fan-out
+// run in ten. A client that stopped reading holds at most this many
+// values a device, within hub.limits.queueBytes (takeLimit keeps room to
+// coalesce them).
+const valueSlack = 256
 
 // queueLimits bound one queue: waiting notifications, values of one
-// device before they coalesce, and bytes.
+// device before they coalesce, bytes, and the bytes of one taken batch
+// (0: none; see takeLimit).
 type queueLimits struct {
-	messages, slack, bytes int
+	messages, slack, bytes, take int
 }
 
 // newOutQueue returns a queue within l, counted in budget (nil: none),
@@ -88,7 +101,7 @@ func newOutQueue(l queueLimits, budget *queueBudget, now func() time.Time) *outQ
 	if now == nil {
 		now = time.Now
 	}
-	return &outQueue{values: map[string]valueRun{}, slack: l.slack, limit: l.messages, maxBytes: l.bytes,
+	return &outQueue{values: map[string]valueRun{}, slack: l.slack, limit: l.messages, maxBytes: l.bytes, maxTake: l.take,
 		budget: budget, now: now, ready: make(chan struct{}, 1)}
 }
 
@@ -206,24 +219,64 @@ func (q *outQueue) takeLocked(batch [][]byte, done []func()) ([][]byte, []func()
 	if q.writing {
 		return batch, done
 	}
-	for n := q.head; n != nil; {
+	limit, took := q.takeLimit(), 0
+	n := q.head
+	for n != nil && (took == 0 || took+len(n.msg) <= limit) {
 		next := n.next
 		batch = append(batch, n.msg)
-		q.taken += len(n.msg)
+		took += len(n.msg)
 		if n.onWritten != nil {
 			done = append(done, n.onWritten)
 		}
+		q.forget(n)
 		n.msg = nil // the batch holds it now; the count stays in bytes
 		q.release(n)
 		n = next
 	}
-	q.head, q.tail = nil, nil
-	clear(q.values)
-	q.others, q.answers = 0, 0
+	q.taken += took
+	if q.head = n; n != nil {
+		n.prev = nil
+	} else {
+		q.tail = nil
+	}
 	if len(batch) > 0 {
 		q.takenAt, q.writing = q.now(), true
 	}
 	return batch, done
+}
+
+// takeLimit bounds the bytes of one taken batch (at least one message is
+// taken, whatever its size): a batch being written cannot be coalesced,
+// so what waits behind it must keep room to coalesce in — a client that
+// stops reading has its values coalesced, not its connection closed,
+// however many values of a device may wait (valueSlack). A session's
+// queue takes at most a quarter of its bytes at once.
+func (q *outQueue) takeLimit() int {
+	if q.maxTake <= 0 {
+		return math.MaxInt
+	}
+	return q.maxTake
+}
+
+// forget takes a node at the head out of the counts it is in, as it is
+// taken: a value out of its device's run (whose oldest it is), an answer
+// or another notification out of theirs; a handed-over rest is in none.
+func (q *outQueue) forget(n *qnode) {
+	switch {
+	case n.device != "":
+		run := q.values[n.device]
+		if run.first = n.nextValue; run.first == nil {
+			delete(q.values, n.device)
+		} else {
+			run.n--
+			q.values[n.device] = run
+		}
+	case n.rest:
+	case n.onWritten != nil:
+		q.answers--
+	default:
+		q.others--
+	}
 }
 
 // takeIf is take for the fan-out: it takes the waiting messages only
@@ -261,7 +314,7 @@ func (q *outQueue) takeIf(batch [][]byte, done []func(), fits func(size int) boo
 func (q *outQueue) claim(msg []byte, buf *claimBuf, fits func(size int) bool) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.closed || q.writing || (q.head != nil && !fits(q.bytes+len(msg))) {
+	if q.closed || q.writing || (q.head != nil && (q.bytes+len(msg) > q.takeLimit() || !fits(q.bytes+len(msg)))) {
 		return false
 	}
 	buf.batch, buf.done = q.takeLocked(buf.batch[:0], buf.done[:0])
@@ -297,7 +350,7 @@ func (q *outQueue) handOver(rest []byte, onWritten func()) {
 		return
 	}
 	n := q.node()
-	n.msg, n.onWritten = rest, onWritten
+	n.msg, n.onWritten, n.rest = rest, onWritten, true
 	q.addBytes(len(rest))
 	if n.next = q.head; q.head != nil {
 		q.head.prev = n

@@ -413,3 +413,75 @@ func TestQueueWakesFanOut(t *testing.T) {
 		t.Errorf("done with a value waiting: fan-out told %d times, writer woken %v; want 1, false", fanned, queueReady(q))
 	}
 }
+
+// A taken batch is bounded in bytes (queueLimits.take), at least one
+// message whatever its size: what stays keeps its order and its counts —
+// each device's run of values, the answers that wake the writer, the
+// other notifications and their limit — so that it coalesces, wakes and
+// overflows as if it had never been behind a batch. A claim takes what
+// waits only when all of it and the answer fit in one batch.
+func TestQueueTakeBounded(t *testing.T) {
+	q := newOutQueue(queueLimits{messages: 3, slack: 2, bytes: 1 << 10, take: 6}, nil, nil)
+	fanned := 0
+	q.fan = func() { fanned++ }
+	q.pushValue("a", []byte("a1"))
+	q.push([]byte("n1"), nil)
+	q.push([]byte("r1"), func() {})
+	q.pushValue("a", []byte("a2"))
+	q.pushValue("b", []byte("b1"))
+	queueReady(q) // r1's wake-up
+	got, done := takeQueued(q)
+	if strings.Join(got, " ") != "a1 n1 r1" || len(done) != 1 {
+		t.Fatalf("took %q with %d callbacks, want a1 n1 r1 and one", got, len(done))
+	}
+	if all, values := q.queued(); all != 2 || values != 2 {
+		t.Errorf("after the take %d messages wait, %d values; want a2 b1", all, values)
+	}
+	// a2 is a's only waiting value now: a's run starts at it.
+	q.pushValue("a", []byte("a3"))
+	q.pushValue("a", []byte("a4")) // past the slack of 2: a2 goes, not a taken one
+	fanned = 0
+	q.done()
+	if queueReady(q) || fanned != 1 {
+		t.Errorf("done with values alone waiting: writer woken %v, fan-out told %d times; want false, 1 (r1 no longer counted)", queueReady(q), fanned)
+	}
+	got, _ = takeQueued(q)
+	if strings.Join(got, " ") != "b1 a3 a4" {
+		t.Fatalf("took %q, want b1 a3 a4", got)
+	}
+	q.done()
+	// The limit of waiting notifications counts those still waiting only.
+	for _, n := range []string{"n2", "n3", "n4"} {
+		if !q.push([]byte(n), nil) {
+			t.Fatalf("%s refused with room for it", n)
+		}
+	}
+	if got, _ = takeQueued(q); strings.Join(got, " ") != "n2 n3 n4" {
+		t.Fatalf("took %q, want n2 n3 n4", got)
+	}
+	q.done()
+	if !q.push([]byte("n5"), nil) || !q.push([]byte("n6"), nil) || !q.push([]byte("n7"), nil) || q.push([]byte("n8"), nil) {
+		t.Error("the limit of 3 waiting notifications, counted after a bounded take")
+	}
+	// One message larger than the bound is taken alone.
+	takeQueued(q)
+	q.done()
+	takeQueued(q)
+	q.done()
+	q.push([]byte("a message of 20 bytes"), nil)
+	if got, _ = takeQueued(q); len(got) != 1 {
+		t.Fatalf("took %q, want the large message alone", got)
+	}
+	q.done()
+	// A claim takes what waits only when all of it fits with the answer.
+	q.pushValue("c", []byte("c1"))
+	q.pushValue("c", []byte("c2"))
+	var buf claimBuf
+	fits := func(int) bool { return true }
+	if q.claim([]byte("r2r2"), &buf, fits) {
+		t.Error("claimed 8 bytes where a batch holds 6")
+	}
+	if !q.claim([]byte("r2"), &buf, fits) || fmt.Sprintf("%q", buf.batch) != `["c1" "c2" "r2"]` {
+		t.Errorf("claim of 6 bytes: %q, want c1 c2 r2", buf.batch)
+	}
+}

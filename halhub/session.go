@@ -111,7 +111,7 @@ func newSession(h *Hub, tr transport, bearer string) *session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &session{
 		hub: h, tr: tr, bearer: bearer,
-		q:   newOutQueue(queueLimits{messages: h.opt.Limits.QueueLength, slack: valueSlack, bytes: h.opt.Limits.QueueBytes}, h.queues, h.clk.Now),
+		q:   newOutQueue(queueLimits{messages: h.opt.Limits.QueueLength, slack: valueSlack, bytes: h.opt.Limits.QueueBytes, take: h.opt.Limits.QueueBytes / 4}, h.queues, h.clk.Now),
 		ctx: ctx, cancel: cancel, done: make(chan struct{}), idle: make(chan struct{}, 1),
 		maxMsgBytes: h.opt.Limits.InitMessageBytes,
 		pageTurn:    make(chan struct{}, 1),
