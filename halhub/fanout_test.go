@@ -197,8 +197,7 @@ func newScopeAndRelayHub(t *testing.T, configure ...func(*Options)) *testHub {
 	t.Helper()
 	th := newTestHub(t, configure...)
 	th.addDevice(t, lineSensor("bench.scope"))
-	th.addDevice(t, writerDevice{&testDevice{desc: device.Descriptor{ID: "bench.relay", Kind: device.KindGPIOOutput, Source: "board",
-		Access: device.AccessReadWrite, Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeBoolean}}}})
+	th.addDevice(t, output("bench.relay", device.RiskLow))
 	return th
 }
 

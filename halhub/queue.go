@@ -143,12 +143,7 @@ func (q *outQueue) dropOldestValue(device string) bool {
 		return false
 	}
 	n := run.first
-	if run.first = n.nextValue; run.first == nil {
-		delete(q.values, device)
-	} else {
-		run.n--
-		q.values[device] = run
-	}
+	q.leaveRun(n)
 	q.unlink(n)
 	q.release(n)
 	return true
@@ -264,18 +259,24 @@ func (q *outQueue) takeLimit() int {
 func (q *outQueue) forget(n *qnode) {
 	switch {
 	case n.device != "":
-		run := q.values[n.device]
-		if run.first = n.nextValue; run.first == nil {
-			delete(q.values, n.device)
-		} else {
-			run.n--
-			q.values[n.device] = run
-		}
+		q.leaveRun(n)
 	case n.rest:
 	case n.onWritten != nil:
 		q.answers--
 	default:
 		q.others--
+	}
+}
+
+// leaveRun takes n, the oldest waiting value of its device, out of the
+// device's run.
+func (q *outQueue) leaveRun(n *qnode) {
+	run := q.values[n.device]
+	if run.first = n.nextValue; run.first == nil {
+		delete(q.values, n.device)
+	} else {
+		run.n--
+		q.values[n.device] = run
 	}
 }
 

@@ -237,11 +237,7 @@ func (s *session) reply(msg []byte) {
 // answered BUSY past the limit (spec §2). written reports msg written
 // whole: the caller may reuse it.
 func (s *session) replyNow(msg []byte) (written bool) {
-	if s.tw == nil {
-		s.reply(msg)
-		return false
-	}
-	if !s.q.claim(msg, &s.claimed, s.tw.fits) {
+	if s.tw == nil || !s.q.claim(msg, &s.claimed, s.tw.fits) {
 		s.reply(msg)
 		return false
 	}
