@@ -41,6 +41,7 @@ type adapter struct {
 	detail       string // why it is failed, or why the last run ended
 	cur          *run   // the running run, nil otherwise
 	changed      chan struct{}
+	settled      bool   // has been running, in backoff or failed at least once (Started)
 	gen          uint64 // runs started, to tell a waiter its start ended
 	inUse        int    // tool requests holding the run
 	wantRun      bool   // a tool request is waiting for a start
@@ -125,9 +126,22 @@ func (a *adapter) setStateLocked(st restart.State, reason restart.Reason, detail
 	}
 	a.log.Info("adapter state", "from", a.state, "to", st, "reason", reason, "detail", detail)
 	a.state, a.reason, a.detail = st, reason, detail
+	a.settled = a.settled || settles(st)
+	a.changedLocked()
+}
+
+// changedLocked wakes whoever waits on a change of the adapter's status.
+// The caller holds a.mu.
+func (a *adapter) changedLocked() {
 	close(a.changed)
 	a.changed = make(chan struct{})
 	a.s.watchers.notify()
+}
+
+// settles reports whether st ends a service's start for Started: it is
+// running, or its start failed (backoff) or gave up (failed).
+func settles(st restart.State) bool {
+	return st == restart.Running || st == restart.Backoff || st == restart.Failed
 }
 
 func (a *adapter) setState(st restart.State, detail string) {

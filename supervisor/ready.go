@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-
-	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // Started returns once every enabled service has left `starting` at least
@@ -26,14 +24,16 @@ func (s *Supervisor) Started(ctx context.Context) error {
 	return nil
 }
 
-// waitStarted waits for a to be running, in backoff or failed.
+// waitStarted waits for a to have left starting once: running, in backoff
+// or failed. It asks whether it ever did, not whether it does now: a
+// service that fails its start goes back to starting after a backoff of
+// a few milliseconds, and a waiter woken a moment late must not miss it.
 func (a *adapter) waitStarted(ctx context.Context) error {
 	for {
 		a.mu.Lock()
-		st, changed := a.state, a.changed
+		settled, st, changed := a.settled || settles(a.state), a.state, a.changed
 		a.mu.Unlock()
-		switch st {
-		case restart.Running, restart.Backoff, restart.Failed:
+		if settled {
 			return nil
 		}
 		select {

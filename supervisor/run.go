@@ -80,6 +80,7 @@ func (a *adapter) start(ctx context.Context) (*run, error) {
 	}
 	a.mu.Lock()
 	a.pid = proc.Pid()
+	a.changedLocked() // the status shows the process
 	a.mu.Unlock()
 	c, err := conn.Open(ctx, proc.Stdout, proc.Stdin, a.connConfig(r, stateDir))
 	if err != nil {
