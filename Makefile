@@ -107,8 +107,13 @@ run: build
 
 # Unit, protocol and whole-binary tests (tiers 1 and 2), with the race
 # detector, then the console in a real browser and the Python client.
+# TEST_TIMEOUT bounds each package: go test's default of 10 minutes is
+# the whole-binary tests' own time on a machine that builds something
+# else beside them (cmd/gateway takes about 3 minutes on a quiet 2-core
+# machine), and a package past it is killed with nothing after it run.
+TEST_TIMEOUT ?= 30m
 test: lint
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) --no-print-directory test-browser
 	$(MAKE) --no-print-directory test-python
 
