@@ -216,6 +216,13 @@ func (h *Hub) writeInTurn(w *writeAttempt, t *turn) (_ any, _ *jsonrpc.Error, sy
 		if h.stop.isEngaged() {
 			return nil, newError(openhal.CodeStopped, "stopped", "the emergency stop is engaged: only safe values may be written until an admin resumes", data{"device": w.f.id}), nil
 		}
+		if w.confirmed {
+			// First in the approved write's turn: a write applied to the
+			// device since the request was made has marked it (supersede.go).
+			if err := h.stillWanted(w); err != nil {
+				return nil, err, nil
+			}
+		}
 		// Held from before the rules are checked until after the write is
 		// published; the settling, still in the device's turn, drives it
 		// back if an interlock broke meanwhile (interlock.go).
@@ -290,14 +297,21 @@ func (h *Hub) commit(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Err
 
 // commitLater is commit up to the wait for the disk, which it returns:
 // the record has its place in the log before the value is published.
-// Once synced the answer stands; a record that could not be written
-// replaces it with INTERNAL_ERROR.
+// The requests for the device waiting for an admin are superseded once
+// it is published, still in the device's turn (supersede.go). Once
+// synced the answer stands; a record that could not be written replaces
+// it with INTERNAL_ERROR.
 func (h *Hub) commitLater(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Error, func() *jsonrpc.Error) {
 	f := w.f
 	recorded := h.recordLater(audit.Entry{Principal: w.principal, Action: "write", Device: f.id, Value: w.value,
 		Outcome: "applied", Confirmation: w.confirmation, Reason: w.reason})
+	superseded := func() error { return nil }
 	synced := func() *jsonrpc.Error {
-		if err := recorded(); err != nil {
+		err := recorded()
+		if err2 := superseded(); err == nil {
+			err = err2
+		}
+		if err != nil {
 			// Applied and published — the device changed — but without a
 			// record the client is not told "applied".
 			return errAuditFailed(err)
@@ -318,6 +332,7 @@ func (h *Hub) commitLater(w *writeAttempt, res device.WriteResult) (any, *jsonrp
 		}
 		out.TS, out.Seq, out.DevSeq = snap.TS, snap.Seq, snap.DevSeq
 	}
+	superseded = h.supersedeOnWrite(w, out)
 	if res.Reply != nil {
 		out.Reply = res.Reply.Value
 	}

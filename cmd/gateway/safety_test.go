@@ -229,16 +229,16 @@ func TestConfirmListPages(t *testing.T) {
 	for _, tr := range []string{"ws", "tcp"} {
 		url := hub.Listen(tr)
 		var want []string
-		for i := range 3 {
+		for i := range 48 {
+			// One agent each: an agent asking again for the heater
+			// replaces its request.
 			tok := hub.Token(fmt.Sprintf("%s-agent-%d", tr, i), openhal.KindAgent, openhal.ScopeControlLow)
-			for range openhal.MaxPendingPerPrincipal {
-				out, _, err := runClient(t, cmdWrite, "--hub", url, "--token", tok, "--reason", strings.Repeat("r", openhal.MaxReasonBytes), "sim.heater", "true")
-				m := regexp.MustCompile(`confirmation (c-\d+) `).FindStringSubmatch(out)
-				if err != nil || m == nil {
-					t.Fatalf("write: %q, %v", out, err)
-				}
-				want = append(want, m[1])
+			out, _, err := runClient(t, cmdWrite, "--hub", url, "--token", tok, "--reason", strings.Repeat("r", openhal.MaxReasonBytes), "sim.heater", "true")
+			m := regexp.MustCompile(`confirmation (c-\d+) `).FindStringSubmatch(out)
+			if err != nil || m == nil {
+				t.Fatalf("write: %q, %v", out, err)
 			}
+			want = append(want, m[1])
 		}
 		admin := []string{"--hub", url, "--token", hub.Admin}
 		out, _, err := runClient(t, cmdConfirm, append([]string{"list", "--status", "pending"}, admin...)...)
