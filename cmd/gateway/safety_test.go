@@ -147,8 +147,8 @@ func TestConfirmCommands(t *testing.T) {
 	out, _, err := runClient(t, cmdConfirm, append([]string{"list"}, admin...)...)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if err != nil || len(lines) != 2 ||
-		!regexp.MustCompile(`^ID\s+DEVICE\s+VALUE\s+REQUESTED BY\s+REASON\s+STATUS\s+EXPIRES$`).MatchString(lines[0]) ||
-		!regexp.MustCompile(`^`+id+`\s+sim\.heater\s+true\s+agent bench-agent\s+preheat for run 7\s+pending\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(lines[1]) {
+		!regexp.MustCompile(`^ID\s+DEVICE\s+VALUE\s+NOW\s+REQUESTED BY\s+REASON\s+STATUS\s+EXPIRES$`).MatchString(lines[0]) ||
+		!regexp.MustCompile(`^`+id+`\s+sim\.heater\s+true\s+false\s+agent bench-agent\s+preheat for run 7\s+pending\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(lines[1]) {
 		t.Fatalf("confirm list printed %q, %v", out, err)
 	}
 	out, _, err = runClient(t, cmdConfirm, append([]string{"approve", id}, admin...)...)
