@@ -68,6 +68,9 @@ type pendingWrite struct {
 	// or not: an approval waiting for its turn at the device finds it
 	// there and applies nothing (supersede.go).
 	superseded *openhal.SupersededBy
+	// supersededTaken says that the supersession took it out of pending:
+	// it is being resolved as superseded.
+	supersededTaken bool
 }
 
 func newConfirmations() *confirmations {
@@ -231,8 +234,10 @@ func (cs *confirmations) take(id string) (*pendingWrite, *jsonrpc.Error) {
 	switch {
 	case !ok:
 		return nil, newError(openhal.CodeConfirmationNotFound, "confirmation_not_found", fmt.Sprintf("no confirmation %q", id), data{"id": id})
-	case pw.taken && pw.c.Status == openhal.ConfirmSuperseded:
-		return nil, errSuperseded(pw.c)
+	case pw.taken && (pw.c.Status == openhal.ConfirmSuperseded || pw.supersededTaken):
+		c := pw.c // superseded, or about to be: the loser is told so now
+		c.SupersededBy = pw.superseded
+		return nil, errSuperseded(c)
 	case pw.taken:
 		return nil, newError(openhal.CodeConfirmationClosed, "confirmation_closed", fmt.Sprintf("confirmation %s is already %s", id, closedWord(pw.c.Status)), data{"id": id, "status": pw.c.Status})
 	}

@@ -45,7 +45,7 @@ func (cs *confirmations) supersedeLocked(dev string, by openhal.SupersededBy, wh
 		pw.superseded = &by
 		if !pw.taken {
 			pw.timer.Stop()
-			pw.taken = true
+			pw.taken, pw.supersededTaken = true, true
 			out = append(out, pw)
 		}
 	}
