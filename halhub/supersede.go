@@ -146,17 +146,18 @@ func errSuperseded(c openhal.Confirmation) *jsonrpc.Error {
 }
 
 // supersededWords says what superseded a request: "agent bench-agent's
-// write of false (seq 42)", or "its creator's newer request c-00000043
-// for true".
+// write of false", or "its creator's newer request c-00000043 for true".
+// The value's seq is in supersededBy: a token limited to some devices is
+// told no Hub-wide seq, and one message goes to every token.
 func supersededWords(by openhal.SupersededBy) string {
 	who := by.Principal.Kind + " " + by.Principal.Name
 	switch {
 	case by.Request != "":
 		return fmt.Sprintf("its creator's newer request %s for %s", by.Request, valueText(by.Value))
 	case by.Confirmation != "":
-		return fmt.Sprintf("%s's write of %s, approved as %s (device seq %d)", who, valueText(by.Value), by.Confirmation, by.DevSeq)
+		return fmt.Sprintf("%s's write of %s, approved as %s", who, valueText(by.Value), by.Confirmation)
 	}
-	return fmt.Sprintf("%s's write of %s (device seq %d)", who, valueText(by.Value), by.DevSeq)
+	return fmt.Sprintf("%s's write of %s", who, valueText(by.Value))
 }
 
 // withCurrent adds the device's value now to a pending request, beside
