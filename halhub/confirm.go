@@ -154,25 +154,27 @@ func confirmationID(n uint64) string { return fmt.Sprintf("c-%08d", n) }
 
 // requestConfirmation queues a write that needs an admin's approval, in
 // the device's turn; it replaces the writer's older request for the
-// device, if any. A value too large to be kept is refused, and so is a
-// request past the bounds of spec §7 (BUSY).
-func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error) {
+// device, if any, and returns the wait for that one's audit entry (nil
+// for none), which the writer waits for after its turn. A value too large
+// to be kept is refused, and so is a request past the bounds of spec §7
+// (BUSY).
+func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error, func() *jsonrpc.Error) {
 	if !h.opt.Level.Allows(openhal.MethodConfirmationApprove) {
 		return nil, errForbidden("confirmation_unavailable",
-			"writing %s needs scope control_high, and this hub (conformance %s) cannot confirm writes", w.f.id, h.opt.Level)
+			"writing %s needs scope control_high, and this hub (conformance %s) cannot confirm writes", w.f.id, h.opt.Level), nil
 	}
 	if err := confirmableValue(w); err != nil {
-		return nil, err
+		return nil, err, nil
 	}
 	if err := h.confirms.reserve(w.principal, w.f.id); err != nil {
-		return nil, err
+		return nil, err, nil
 	}
 	id, n, err := h.newConfirmationID()
 	if err != nil {
 		h.confirms.mu.Lock()
 		h.confirms.unreserve(w.principal)
 		h.confirms.mu.Unlock()
-		return nil, errInternal(fmt.Errorf("number the confirmation: %w", err))
+		return nil, errInternal(fmt.Errorf("number the confirmation: %w", err)), nil
 	}
 	ttl := DefaultConfirmTTL
 	if h.opt.ConfirmTTL > 0 {
@@ -201,10 +203,17 @@ func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error) {
 	})
 	cs.mu.Unlock()
 	h.broadcast(openhal.NotifyConfirmationRequested, c.Device, openhal.ConfirmationNotice{Confirmation: c})
-	if err := h.resolveSuperseded(older)(); err != nil {
-		return nil, errAuditFailed(err)
+	res := openhal.PendingResult{Status: openhal.StatusPending, Confirmation: c}
+	if len(older) == 0 {
+		return res, nil, nil
 	}
-	return openhal.PendingResult{Status: openhal.StatusPending, Confirmation: c}, nil
+	recorded := h.resolveSuperseded(older)
+	return res, nil, func() *jsonrpc.Error {
+		if err := recorded(); err != nil {
+			return errAuditFailed(err)
+		}
+		return nil
+	}
 }
 
 // confirmableValue refuses a value too large for a Confirmation Request

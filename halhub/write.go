@@ -234,8 +234,7 @@ func (h *Hub) writeInTurn(w *writeAttempt, t *turn) (_ any, _ *jsonrpc.Error, sy
 			return nil, err, nil
 		}
 		if !w.confirmed && w.f.desc.Risk == device.RiskHigh && !w.principal.Scope.AtLeast(openhal.ScopeControlHigh) {
-			res, err := h.requestConfirmation(w)
-			return res, err, nil
+			return h.requestConfirmation(w)
 		}
 	}
 	res, err, synced := h.apply(ctx, w)
