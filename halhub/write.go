@@ -267,6 +267,27 @@ func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error, 
 	return h.commitLater(w, res)
 }
 
+// auditedWrite is the wait for an applied write's record, and for the
+// records of the requests it superseded (nil for none): once synced the
+// answer stands; a record that could not be written replaces it with
+// INTERNAL_ERROR.
+func auditedWrite(recorded, superseded func() error) func() *jsonrpc.Error {
+	return func() *jsonrpc.Error {
+		err := recorded()
+		if superseded != nil {
+			if err2 := superseded(); err == nil {
+				err = err2
+			}
+		}
+		if err != nil {
+			// Applied and published — the device changed — but without a
+			// record the client is not told "applied".
+			return errAuditFailed(err)
+		}
+		return nil
+	}
+}
+
 // toDevice hands the value to the device. A timeout leaves the device in
 // fault: the outcome is unknown.
 func (h *Hub) toDevice(ctx context.Context, w *writeAttempt) (device.WriteResult, *jsonrpc.Error) {
@@ -304,19 +325,6 @@ func (h *Hub) commitLater(w *writeAttempt, res device.WriteResult) (any, *jsonrp
 	f := w.f
 	recorded := h.recordLater(audit.Entry{Principal: w.principal, Action: "write", Device: f.id, Value: w.value,
 		Outcome: "applied", Confirmation: w.confirmation, Reason: w.reason})
-	superseded := func() error { return nil }
-	synced := func() *jsonrpc.Error {
-		err := recorded()
-		if err2 := superseded(); err == nil {
-			err = err2
-		}
-		if err != nil {
-			// Applied and published — the device changed — but without a
-			// record the client is not told "applied".
-			return errAuditFailed(err)
-		}
-		return nil
-	}
 	out := openhal.WriteResult{Status: openhal.StatusApplied, Device: f.id, Value: w.value}
 	if res.Keep {
 		snap, _ := h.reg.Value(f.id)
@@ -327,11 +335,11 @@ func (h *Hub) commitLater(w *writeAttempt, res device.WriteResult) (any, *jsonrp
 	} else {
 		snap, ok := h.reg.Publish(f.id, w.value, time.Time{})
 		if !ok {
-			return nil, errDeviceNotFound(f.id), synced
+			return nil, errDeviceNotFound(f.id), auditedWrite(recorded, nil)
 		}
 		out.TS, out.Seq, out.DevSeq = snap.TS, snap.Seq, snap.DevSeq
 	}
-	superseded = h.supersedeOnWrite(w, out)
+	synced := auditedWrite(recorded, h.supersedeOnWrite(w, out))
 	if res.Reply != nil {
 		out.Reply = res.Reply.Value
 	}
