@@ -48,8 +48,8 @@ const attackTime = 6 * time.Second
 //     too_long);
 //   - writes of sim.fan padded to 8 KiB, as many as may be in flight, on
 //     12 connections, so that hundreds wait for the device at once;
-//   - hal/confirmations/list and hal/devices/list, 200 each on 12
-//     connections that never read their answers;
+//   - hal/confirmations/list and hal/devices/list, 200 each at a time,
+//     again and again, on 12 connections that never read their answers;
 //   - 12 watchers that never read while an admin toggles sim.led as fast
 //     as it can;
 //   - 8 connections holding half a message of 255 KiB, and 2 sending
@@ -118,7 +118,7 @@ func TestBinaryMemoryBounded(t *testing.T) {
 	// the attack's connections still open.
 	for _, hub := range []string{g.tcp, g.ws} {
 		out := gwOK(t, "confirm", "list", "--hub", hub, "--state-dir", dir)
-		rows := strings.Count(out, "\n") - 1
+		rows := len(regexp.MustCompile(`(?m)^c-\d+\s\s`).FindAllString(out, -1)) // the table's, not the lines after it
 		pending := len(regexp.MustCompile(`(?m)\spending\s+\S+$`).FindAllString(out, -1))
 		if rows != 1+256 || pending != 1 {
 			t.Errorf("confirm list on %s: %d requests, %d pending; want %d, %d", hub, rows, pending, 1+256, 1)
@@ -485,9 +485,12 @@ func (a *attacker) makeConfirmations(tok string) {
 	}
 }
 
-// listWithoutReading sends 200 hal/confirmations/list and 200
-// hal/devices/list on each of n connections, alternately the agent's and
-// the reader's, and never reads.
+// listWithoutReading sends hal/confirmations/list and hal/devices/list,
+// 200 of each at a time, on each of n connections, alternately the
+// agent's and the reader's, again and again until the attack ends, and
+// never reads: pages keep coming for as long as the gateway builds them,
+// however fast it does on a loaded machine, so that each connection's
+// queue fills.
 func (a *attacker) listWithoutReading(agentTok, readTok string, n int) {
 	var b strings.Builder
 	for id := 1; id <= 200; id++ {
@@ -495,18 +498,18 @@ func (a *attacker) listWithoutReading(agentTok, readTok string, n int) {
 		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"hal/devices/list"}`+"\n", 2*id+1)
 	}
 	requests := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
-	var wg sync.WaitGroup
 	for i := range n {
 		rc := a.mustDial(transportOf(i), []string{agentTok, readTok}[i/2%2])
-		wg.Go(func() {
-			for _, r := range requests {
-				if rc.send(r) != nil {
-					return // closed for not reading: what the gateway may do
+		go func() {
+			for a.ctx.Err() == nil {
+				for _, r := range requests {
+					if a.ctx.Err() != nil || rc.send(r) != nil {
+						return // the attack ended, or closed for not reading: what the gateway may do
+					}
 				}
 			}
-		})
+		}()
 	}
-	wg.Wait()
 }
 
 // isHubError reports whether err is the Hub's error with this code and
