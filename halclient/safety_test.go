@@ -267,21 +267,21 @@ func TestInitStopped(t *testing.T) {
 	}
 }
 
-// fillConfirmations has n principals ask for the heater 16 times each,
-// with reasons of 1 KiB, and returns the ids, by id.
+// fillConfirmations has n principals ask for the heater, with reasons of
+// 1 KiB, and returns the ids, by id. Each principal keeps one request for
+// the heater waiting (asking again replaces it), so each asks once.
 func fillConfirmations(t *testing.T, hub *testHub, url string, n int) []string {
 	t.Helper()
 	ctx := testCtx(t)
 	var ids []string
 	for i := range n {
 		c := dial(t, url, hub.Token(fmt.Sprint("agent-", i), openhal.KindAgent, openhal.ScopeControlLow))
-		for range openhal.MaxPendingPerPrincipal {
-			w, err := c.Write(ctx, "sim.heater", true, strings.Repeat("r", openhal.MaxReasonBytes))
-			if err != nil || w.Confirmation == nil {
-				t.Fatalf("Write = %+v, %v; want pending", w, err)
-			}
-			ids = append(ids, w.Confirmation.ID)
+		w, err := c.Write(ctx, "sim.heater", true, strings.Repeat("r", openhal.MaxReasonBytes))
+		if err != nil || w.Confirmation == nil {
+			t.Fatalf("Write = %+v, %v; want pending", w, err)
 		}
+		ids = append(ids, w.Confirmation.ID)
+		c.Close()
 	}
 	return ids
 }
@@ -293,7 +293,7 @@ func TestConfirmationsPages(t *testing.T) {
 	hub := newTestHub(t, func(o *halhub.Options) { o.Limits.MaxMessageBytes = 16 << 10 })
 	url := hub.Listen("tcp")
 	ctx := testCtx(t)
-	want := fillConfirmations(t, hub, url, 3)
+	want := fillConfirmations(t, hub, url, 48)
 	admin := dial(t, url, hub.Admin)
 	page, err := admin.ConfirmationsPage(ctx, "", "", 0)
 	if err != nil || page.Next == "" || len(page.Confirmations) >= len(want) {

@@ -49,24 +49,32 @@ func refusals(t *testing.T, log *audit.Log, reason string) []refusal {
 // agent: a Confirmation Request.
 func heaterRequest(c *client, reason string) msg {
 	c.t.Helper()
-	return c.call("hal/write", map[string]any{"device": "bench.heater", "value": true, "reason": reason})
+	return highRiskRequest(c, "bench.heater", reason)
+}
+
+// highRiskRequest asks for a high-risk device to be true, with a reason.
+func highRiskRequest(c *client, id, reason string) msg {
+	c.t.Helper()
+	return c.call("hal/write", map[string]any{"device": id, "value": true, "reason": reason})
 }
 
 // Spec §7: one principal may have at most 16 requests waiting; the 17th is
 // BUSY confirmations_full, audited like any refused write, and holds
 // nothing. Resolving one makes room for one. Another connection of the
-// same token is the same principal.
+// same token is the same principal. Asking again for a device whose
+// request waits replaces that request: it needs no room.
 func TestConfirmationsBoundedPerPrincipal(t *testing.T) {
 	log, opt := withAudit(t)
 	b := newBench(t, opt)
+	valves := b.valves(t, openhal.MaxPendingPerPrincipal)
 	tok := b.token(t, "greedy", openhal.ScopeControlLow)
 	agent := b.dialTCP(t)
 	agent.init(tok)
 	again := b.dialTCP(t)
 	again.init(tok)
 	var first openhal.Confirmation
-	for i := range openhal.MaxPendingPerPrincipal {
-		c := pending(t, heaterRequest(agent, fmt.Sprint("request ", i)))
+	for i, id := range valves {
+		c := pending(t, highRiskRequest(agent, id, fmt.Sprint("request ", i)))
 		if i == 0 {
 			first = c
 		}
@@ -78,6 +86,7 @@ func TestConfirmationsBoundedPerPrincipal(t *testing.T) {
 			t.Errorf("data %v, want per principal, max %d", m.Error.Data, openhal.MaxPendingPerPrincipal)
 		}
 	}
+	pending(t, highRiskRequest(again, valves[5], "asked again"))
 	if n := b.hub.confirms.pending(); n != openhal.MaxPendingPerPrincipal {
 		t.Errorf("%d pending, want %d", n, openhal.MaxPendingPerPrincipal)
 	}
@@ -91,21 +100,22 @@ func TestConfirmationsBoundedPerPrincipal(t *testing.T) {
 
 	wantOK(t, agent.call("hal/confirmations/cancel", map[string]any{"id": first.ID}))
 	pending(t, heaterRequest(again, "room again"))
-	wantCode(t, heaterRequest(agent, "full again"), openhal.CodeBusy, "confirmations_full")
+	wantCode(t, highRiskRequest(agent, valves[0], "full again"), openhal.CodeBusy, "confirmations_full")
 }
 
 // Spec §7: at most 256 requests wait in all; past that any principal's
 // request is BUSY confirmations_full until one is resolved.
 func TestConfirmationsBoundedInAll(t *testing.T) {
 	b := newBench(t)
+	valves := b.valves(t, openhal.MaxPendingPerPrincipal)
 	tok := func(i int) string { return b.token(t, fmt.Sprint("agent-", i), openhal.ScopeControlLow) }
 	agents := openhal.MaxPending / openhal.MaxPendingPerPrincipal
 	var last openhal.Confirmation
 	for i := range agents {
 		c := b.dialTCP(t)
 		c.init(tok(i))
-		for range openhal.MaxPendingPerPrincipal {
-			last = pending(t, heaterRequest(c, "x"))
+		for _, id := range valves {
+			last = pending(t, highRiskRequest(c, id, "x"))
 		}
 	}
 	late := b.dialTCP(t)
@@ -227,12 +237,13 @@ func TestConfirmationsListPaged(t *testing.T) {
 	const maxMessage = 16 << 10
 	b := newBench(t, func(o *Options) { o.Limits.MaxMessageBytes = maxMessage; o.Limits.QueueBytes = 1 << 20 })
 	agent := b.as(t, "agent", openhal.ScopeControlLow)
+	valves := b.valves(t, openhal.MaxPendingPerPrincipal)
 	reason := strings.Repeat("why ", openhal.MaxReasonBytes/4)
 	var want []string
 	for round := range 3 {
 		var ids []string
-		for range openhal.MaxPendingPerPrincipal {
-			ids = append(ids, pending(t, heaterRequest(agent, reason)).ID)
+		for _, id := range valves {
+			ids = append(ids, pending(t, highRiskRequest(agent, id, reason)).ID)
 		}
 		want = append(want, ids...)
 		if round < 2 {

@@ -95,10 +95,11 @@ func sessionClosed(s *session) bool {
 func TestAnswerThatDoesNotFitCloses(t *testing.T) {
 	const maxMessage = 16 << 10
 	b := newBench(t, func(o *Options) { o.Limits.MaxMessageBytes = maxMessage; o.Limits.QueueBytes = 2 * maxMessage })
+	valves := b.valves(t, openhal.MaxPendingPerPrincipal)
 	for i := range 3 {
 		agent := b.as(t, fmt.Sprint("agent-", i), openhal.ScopeControlLow)
-		for range openhal.MaxPendingPerPrincipal {
-			pending(t, heaterRequest(agent, strings.Repeat("r", openhal.MaxReasonBytes)))
+		for _, id := range valves {
+			pending(t, highRiskRequest(agent, id, strings.Repeat("r", openhal.MaxReasonBytes)))
 		}
 	}
 	reader := b.token(t, "reader", openhal.ScopeRead)

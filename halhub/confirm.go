@@ -32,9 +32,9 @@ const keepResolved = 256
 const counterFile = "confirmations.next"
 
 // confirmations is the queue of Confirmation Requests. Every change of
-// one request — approval, rejection, cancellation, expiry — takes it out
-// of pending under mu, so that they are serialised: the loser finds it
-// closed.
+// one request — approval, rejection, cancellation, expiry, supersession —
+// takes it out of pending under mu, so that they are serialised: the
+// loser finds it closed.
 //
 // What it holds is bounded (spec §7): at most MaxPendingPerPrincipal
 // unresolved requests per principal and MaxPending in all, each with a
@@ -49,6 +49,9 @@ type confirmations struct {
 	// being resolved), in all and per principal (principalKey).
 	open   int
 	openBy map[string]int
+	// openOn counts the requests not yet resolved per device: a write
+	// to a device without any looks no further (supersede.go).
+	openOn map[string]int
 }
 
 // pendingWrite is one request and what approval needs to re-run the write
@@ -60,30 +63,41 @@ type pendingWrite struct {
 	creator token.Entry
 	timer   clock.Timer
 	taken   bool // being resolved: out of pending, whatever Status says
+	// superseded is set, under mu, when a write is applied to the device
+	// (or its creator asks again) before the request is resolved, taken
+	// or not: an approval waiting for its turn at the device finds it
+	// there and applies nothing (supersede.go).
+	superseded *openhal.SupersededBy
+	// supersededTaken says that the supersession took it out of pending:
+	// it is being resolved as superseded.
+	supersededTaken bool
 }
 
 func newConfirmations() *confirmations {
-	return &confirmations{byID: map[string]*pendingWrite{}, openBy: map[string]int{}}
+	return &confirmations{byID: map[string]*pendingWrite{}, openBy: map[string]int{}, openOn: map[string]int{}}
 }
 
 // principalKey names a principal in confirmations.openBy: requests are
 // counted per kind and name, as their creator is recognised (cancel).
 func principalKey(p openhal.Principal) string { return p.Kind + "\x00" + p.Name }
 
-// reserve counts one more unresolved request of p, or refuses it with
-// BUSY (confirmations_full) when p or the Hub has as many as allowed.
-// A reservation that is not used must be given back with unreserve.
-func (cs *confirmations) reserve(p openhal.Principal) *jsonrpc.Error {
+// reserve counts one more unresolved request of p for device dev, or
+// refuses it with BUSY (confirmations_full) when p or the Hub has as
+// many as allowed. A request of p for dev waiting for an admin does not
+// count: the new one replaces it (supersede.go). A reservation that is
+// not used must be given back with unreserve.
+func (cs *confirmations) reserve(p openhal.Principal, dev string) *jsonrpc.Error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	key := principalKey(p)
+	replaced := cs.replaceableLocked(p, dev)
 	switch {
-	case cs.openBy[key] >= openhal.MaxPendingPerPrincipal:
+	case cs.openBy[key]-replaced >= openhal.MaxPendingPerPrincipal:
 		return newError(openhal.CodeBusy, "confirmations_full",
 			fmt.Sprintf("%s %s already has %d confirmation requests waiting for an admin, the most one principal may have; cancel one or wait",
 				p.Kind, p.Name, openhal.MaxPendingPerPrincipal),
 			data{"max": openhal.MaxPendingPerPrincipal, "per": "principal"})
-	case cs.open >= openhal.MaxPending:
+	case cs.open-replaced >= openhal.MaxPending:
 		return newError(openhal.CodeBusy, "confirmations_full",
 			fmt.Sprintf("%d confirmation requests are waiting for an admin, the most this hub keeps; try again once some are resolved", openhal.MaxPending),
 			data{"max": openhal.MaxPending, "per": "hub"})
@@ -138,26 +152,29 @@ func (h *Hub) newConfirmationID() (string, uint64, error) {
 
 func confirmationID(n uint64) string { return fmt.Sprintf("c-%08d", n) }
 
-// requestConfirmation queues a write that needs an admin's approval. A
-// value too large to be kept is refused, and so is a request past the
-// bounds of spec §7 (BUSY).
-func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error) {
+// requestConfirmation queues a write that needs an admin's approval, in
+// the device's turn; it replaces the writer's older request for the
+// device, if any, and returns the wait for that one's audit entry (nil
+// for none), which the writer waits for after its turn. A value too large
+// to be kept is refused, and so is a request past the bounds of spec §7
+// (BUSY).
+func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error, func() *jsonrpc.Error) {
 	if !h.opt.Level.Allows(openhal.MethodConfirmationApprove) {
 		return nil, errForbidden("confirmation_unavailable",
-			"writing %s needs scope control_high, and this hub (conformance %s) cannot confirm writes", w.f.id, h.opt.Level)
+			"writing %s needs scope control_high, and this hub (conformance %s) cannot confirm writes", w.f.id, h.opt.Level), nil
 	}
 	if err := confirmableValue(w); err != nil {
-		return nil, err
+		return nil, err, nil
 	}
-	if err := h.confirms.reserve(w.principal); err != nil {
-		return nil, err
+	if err := h.confirms.reserve(w.principal, w.f.id); err != nil {
+		return nil, err, nil
 	}
 	id, n, err := h.newConfirmationID()
 	if err != nil {
 		h.confirms.mu.Lock()
 		h.confirms.unreserve(w.principal)
 		h.confirms.mu.Unlock()
-		return nil, errInternal(fmt.Errorf("number the confirmation: %w", err))
+		return nil, errInternal(fmt.Errorf("number the confirmation: %w", err)), nil
 	}
 	ttl := DefaultConfirmTTL
 	if h.opt.ConfirmTTL > 0 {
@@ -175,13 +192,28 @@ func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error) {
 		},
 		n: n, attempt: w, creator: w.creator,
 	}
-	h.confirms.mu.Lock()
-	h.confirms.byID[id] = pw
+	cs := h.confirms
+	cs.mu.Lock()
+	cs.byID[id] = pw
+	cs.openOn[w.f.id]++
 	pw.timer = h.clk.AfterFunc(ttl, func() { h.expire(id) })
 	c := pw.c
-	h.confirms.mu.Unlock()
+	older := cs.supersedeLocked(w.f.id, replacedBy(c), func(o *pendingWrite) bool {
+		return o != pw && principalKey(o.c.RequestedBy) == principalKey(c.RequestedBy)
+	})
+	cs.mu.Unlock()
 	h.broadcast(openhal.NotifyConfirmationRequested, c.Device, openhal.ConfirmationNotice{Confirmation: c})
-	return openhal.PendingResult{Status: openhal.StatusPending, Confirmation: c}, nil
+	res := openhal.PendingResult{Status: openhal.StatusPending, Confirmation: c}
+	if len(older) == 0 {
+		return res, nil, nil
+	}
+	recorded := h.resolveSuperseded(older)
+	return res, nil, func() *jsonrpc.Error {
+		if err := recorded(); err != nil {
+			return errAuditFailed(err)
+		}
+		return nil
+	}
 }
 
 // confirmableValue refuses a value too large for a Confirmation Request
@@ -211,6 +243,10 @@ func (cs *confirmations) take(id string) (*pendingWrite, *jsonrpc.Error) {
 	switch {
 	case !ok:
 		return nil, newError(openhal.CodeConfirmationNotFound, "confirmation_not_found", fmt.Sprintf("no confirmation %q", id), data{"id": id})
+	case pw.taken && (pw.c.Status == openhal.ConfirmSuperseded || pw.supersededTaken):
+		c := pw.c // superseded, or about to be: the loser is told so now
+		c.SupersededBy = pw.superseded
+		return nil, errSuperseded(c)
 	case pw.taken:
 		return nil, newError(openhal.CodeConfirmationClosed, "confirmation_closed", fmt.Sprintf("confirmation %s is already %s", id, closedWord(pw.c.Status)), data{"id": id, "status": pw.c.Status})
 	}
@@ -230,6 +266,9 @@ func (h *Hub) resolve(pw *pendingWrite, status string, set func(*openhal.Confirm
 	}
 	c := pw.c
 	cs.unreserve(pw.c.RequestedBy)
+	if cs.openOn[c.Device]--; cs.openOn[c.Device] <= 0 {
+		delete(cs.openOn, c.Device)
+	}
 	cs.resolved = append(cs.resolved, c.ID)
 	if len(cs.resolved) > keepResolved {
 		delete(cs.byID, cs.resolved[0])
@@ -275,13 +314,22 @@ func (cs *confirmations) rejectAll(h *Hub, reason string) {
 }
 
 // approve applies a request's write as its creator: every check again
-// but the risk step, with a revoked token refused (spec §7).
+// but the risk step, with a revoked token refused (spec §7). A request
+// superseded before the write's turn at the device applies nothing: it
+// is resolved superseded, and the approver told CONFIRMATION_CLOSED.
 func (h *Hub) approve(id string, by openhal.Principal) (openhal.Confirmation, *jsonrpc.Error) {
 	pw, err := h.confirms.take(id)
 	if err != nil {
 		return openhal.Confirmation{}, err
 	}
 	res, werr := h.reapply(pw)
+	if werr != nil && werr.Code == openhal.CodeConfirmationClosed {
+		// Only the turn's own look (writeInTurn) answers that.
+		if err := h.resolveSuperseded([]*pendingWrite{pw})(); err != nil {
+			return openhal.Confirmation{}, errAuditFailed(err)
+		}
+		return openhal.Confirmation{}, werr
+	}
 	status := openhal.ConfirmApproved
 	if werr != nil {
 		status = openhal.ConfirmFailed
@@ -388,13 +436,6 @@ func serveConfirmationCancel(s *session, _ context.Context, params json.RawMessa
 		return nil, err
 	}
 	return s.hub.resolve(pw, openhal.ConfirmCancelled, nil), nil
-}
-
-// confirmStatuses are the statuses a Confirmation Request can have (spec
-// §7), the values hal/confirmations/list filters on.
-var confirmStatuses = []string{
-	openhal.ConfirmPending, openhal.ConfirmApproved, openhal.ConfirmRejected,
-	openhal.ConfirmCancelled, openhal.ConfirmExpired, openhal.ConfirmFailed,
 }
 
 func closedWord(status string) string {

@@ -146,8 +146,8 @@ func TestApprovalRerunsRules(t *testing.T) {
 func TestConfirmationResolutionsSerialised(t *testing.T) {
 	b := newBench(t)
 	agent := b.as(t, "agent", openhal.ScopeControlLow)
-	for range openhal.MaxPendingPerPrincipal {
-		pending(t, write(agent, "bench.heater", true))
+	for _, id := range b.valves(t, openhal.MaxPendingPerPrincipal) {
+		pending(t, write(agent, id, true))
 	}
 	list := resultOf[openhal.ConfirmationsListResult](t, agent.call("hal/confirmations/list", map[string]any{"status": "pending"}))
 	admins := []*client{b.admin(t), b.admin(t)}

@@ -27,11 +27,11 @@ func serveConfirmationsList(s *session, ctx context.Context, params json.RawMess
 	if err := decodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	if p.Status != "" && !slices.Contains(confirmStatuses, p.Status) {
+	if p.Status != "" && !slices.Contains(openhal.ConfirmStatuses, p.Status) {
 		// A misspelt filter ("approve") must not look like "none of those".
 		return nil, newError(openhal.CodeInvalidParams, "not_in_enum",
-			fmt.Sprintf("params.status: %q is not one of %s", p.Status, strings.Join(confirmStatuses, ", ")),
-			data{"param": "status", "allowed": confirmStatuses})
+			fmt.Sprintf("params.status: %q is not one of %s", p.Status, strings.Join(openhal.ConfirmStatuses, ", ")),
+			data{"param": "status", "allowed": openhal.ConfirmStatuses})
 	}
 	after, err := parseAfter(p.After)
 	if err != nil {
@@ -51,7 +51,7 @@ func serveConfirmationsList(s *session, ctx context.Context, params json.RawMess
 			return (p.Status == "" || c.Status == p.Status) && entry.Visible(c.Device)
 		})
 		for i := range all {
-			all[i] = confirmationFor(entry, all[i])
+			all[i] = confirmationFor(entry, s.hub.withCurrent(all[i]))
 		}
 		return page(all, limit, room), nil
 	})

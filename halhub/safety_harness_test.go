@@ -3,6 +3,7 @@ package halhub
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -59,6 +60,23 @@ func newBench(t *testing.T, configure ...func(*Options)) *bench {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// valves adds n high-risk outputs without rules (bench.valve-00, ...),
+// safe false and off, and returns their ids: one principal keeps one
+// request per device waiting (a new one replaces it), so that a test of
+// many requests of one principal asks for many devices.
+func (b *bench) valves(t *testing.T, n int) []string {
+	t.Helper()
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("bench.valve-%02d", i)
+		v := output(ids[i], device.RiskHigh)
+		v.desc.Safe = false
+		b.addDevice(t, v)
+		b.reg.Publish(ids[i], false, time.Time{})
+	}
+	return ids
+}
 
 // as opens an initialized TCP connection for a new token of that scope.
 func (b *bench) as(t *testing.T, name string, scope openhal.Scope, devices ...string) *client {

@@ -36,12 +36,26 @@ func writeFor(e token.Entry, w openhal.WriteResult) openhal.WriteResult {
 	return w
 }
 
-// confirmationFor is c as a token with entry is told it: the applied
-// write of an approved request without seq for a limited token.
+// confirmationFor is c as a token with entry is told it: without seq for
+// a limited token (of the applied write of an approved request, of the
+// write that superseded it, of the device's current value).
 func confirmationFor(e token.Entry, c openhal.Confirmation) openhal.Confirmation {
-	if c.Result != nil && limitedView(e) {
+	if !limitedView(e) {
+		return c
+	}
+	if c.Result != nil {
 		r := writeFor(e, *c.Result)
 		c.Result = &r
+	}
+	if c.SupersededBy != nil {
+		by := *c.SupersededBy
+		by.Seq = 0
+		c.SupersededBy = &by
+	}
+	if c.Current != nil {
+		cur := *c.Current
+		cur.Seq = 0
+		c.Current = &cur
 	}
 	return c
 }

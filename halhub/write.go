@@ -216,6 +216,13 @@ func (h *Hub) writeInTurn(w *writeAttempt, t *turn) (_ any, _ *jsonrpc.Error, sy
 		if h.stop.isEngaged() {
 			return nil, newError(openhal.CodeStopped, "stopped", "the emergency stop is engaged: only safe values may be written until an admin resumes", data{"device": w.f.id}), nil
 		}
+		if w.confirmed {
+			// First in the approved write's turn: a write applied to the
+			// device since the request was made has marked it (supersede.go).
+			if err := h.stillWanted(w); err != nil {
+				return nil, err, nil
+			}
+		}
 		// Held from before the rules are checked until after the write is
 		// published; the settling, still in the device's turn, drives it
 		// back if an interlock broke meanwhile (interlock.go).
@@ -227,8 +234,7 @@ func (h *Hub) writeInTurn(w *writeAttempt, t *turn) (_ any, _ *jsonrpc.Error, sy
 			return nil, err, nil
 		}
 		if !w.confirmed && w.f.desc.Risk == device.RiskHigh && !w.principal.Scope.AtLeast(openhal.ScopeControlHigh) {
-			res, err := h.requestConfirmation(w)
-			return res, err, nil
+			return h.requestConfirmation(w)
 		}
 	}
 	res, err, synced := h.apply(ctx, w)
@@ -261,6 +267,27 @@ func (h *Hub) apply(ctx context.Context, w *writeAttempt) (any, *jsonrpc.Error, 
 	return h.commitLater(w, res)
 }
 
+// auditedWrite is the wait for an applied write's record, and for the
+// records of the requests it superseded (nil for none): once synced the
+// answer stands; a record that could not be written replaces it with
+// INTERNAL_ERROR.
+func auditedWrite(recorded, superseded func() error) func() *jsonrpc.Error {
+	return func() *jsonrpc.Error {
+		err := recorded()
+		if superseded != nil {
+			if err2 := superseded(); err == nil {
+				err = err2
+			}
+		}
+		if err != nil {
+			// Applied and published — the device changed — but without a
+			// record the client is not told "applied".
+			return errAuditFailed(err)
+		}
+		return nil
+	}
+}
+
 // toDevice hands the value to the device. A timeout leaves the device in
 // fault: the outcome is unknown.
 func (h *Hub) toDevice(ctx context.Context, w *writeAttempt) (device.WriteResult, *jsonrpc.Error) {
@@ -290,20 +317,14 @@ func (h *Hub) commit(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Err
 
 // commitLater is commit up to the wait for the disk, which it returns:
 // the record has its place in the log before the value is published.
-// Once synced the answer stands; a record that could not be written
-// replaces it with INTERNAL_ERROR.
+// The requests for the device waiting for an admin are superseded once
+// it is published, still in the device's turn (supersede.go). Once
+// synced the answer stands; a record that could not be written replaces
+// it with INTERNAL_ERROR.
 func (h *Hub) commitLater(w *writeAttempt, res device.WriteResult) (any, *jsonrpc.Error, func() *jsonrpc.Error) {
 	f := w.f
 	recorded := h.recordLater(audit.Entry{Principal: w.principal, Action: "write", Device: f.id, Value: w.value,
 		Outcome: "applied", Confirmation: w.confirmation, Reason: w.reason})
-	synced := func() *jsonrpc.Error {
-		if err := recorded(); err != nil {
-			// Applied and published — the device changed — but without a
-			// record the client is not told "applied".
-			return errAuditFailed(err)
-		}
-		return nil
-	}
 	out := openhal.WriteResult{Status: openhal.StatusApplied, Device: f.id, Value: w.value}
 	if res.Keep {
 		snap, _ := h.reg.Value(f.id)
@@ -314,10 +335,11 @@ func (h *Hub) commitLater(w *writeAttempt, res device.WriteResult) (any, *jsonrp
 	} else {
 		snap, ok := h.reg.Publish(f.id, w.value, time.Time{})
 		if !ok {
-			return nil, errDeviceNotFound(f.id), synced
+			return nil, errDeviceNotFound(f.id), auditedWrite(recorded, nil)
 		}
 		out.TS, out.Seq, out.DevSeq = snap.TS, snap.Seq, snap.DevSeq
 	}
+	synced := auditedWrite(recorded, h.supersedeOnWrite(w, out))
 	if res.Reply != nil {
 		out.Reply = res.Reply.Value
 	}

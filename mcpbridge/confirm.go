@@ -30,8 +30,9 @@ func (b *Bridge) confirmationTool() toolDef {
 		Name:  toolConfirmation,
 		Title: "Follow a confirmation request",
 		Description: "Tells the status of a confirmation request that a high-risk write created: pending (a person has " +
-			"not decided yet; not applied), approved (applied), rejected, expired, cancelled, or failed (approved, but a " +
-			"safety check refused it when it ran). With waitSeconds it waits for the outcome. It approves nothing: only a person can.",
+			"not decided yet; not applied; with the device's value now), approved (applied), rejected, expired, cancelled, failed (approved, but a " +
+			"safety check refused it when it ran), or superseded (a later write of the device, or this agent's newer request for it, " +
+			"took its place: it will never be applied). With waitSeconds it waits for the outcome. It approves nothing: only a person can.",
 		InputSchema: in,
 		Annotations: &mcp.ToolAnnotations{Title: "Confirmation status", ReadOnlyHint: true, DestructiveHint: jsonschema.Ptr(false), IdempotentHint: true, OpenWorldHint: jsonschema.Ptr(false)},
 	}

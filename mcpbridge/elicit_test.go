@@ -80,15 +80,16 @@ func TestElicitation(t *testing.T) {
 	a.answer <- "accept"
 	// A third request declined, as far as the bridge goes: by the time it
 	// is cancelled, the bridge has long done whatever it does with the
-	// accept before it.
+	// accept before it. Asking again for the heater, it replaced the
+	// accepted request: superseded, never approved.
 	third := pendingHeater(t, c, "preheat for run 9")
 	within(t, a.asked, "the question of the third write")
 	a.answer <- "decline"
 	if got := confirmationStatus(t, c, third, 30); got != "cancelled" {
 		t.Fatalf("request %s after a decline: %s, want cancelled", third, got)
 	}
-	if got := confirmationStatus(t, c, accepted, 0); got != "pending" {
-		t.Fatalf("request %s after an accept: %s, want still pending", accepted, got)
+	if got := confirmationStatus(t, c, accepted, 0); got != "superseded" {
+		t.Fatalf("request %s after an accept: %s, want superseded by the third, not approved", accepted, got)
 	}
 	var v valueOut
 	c.ok(t, toolRead, map[string]any{"device": "sim.heater"}, &v)

@@ -85,7 +85,8 @@ type confirmationView struct {
 	ID            string     `json:"id"`
 	Device        string     `json:"device"`
 	Value         any        `json:"value" jsonschema:"the value asked for"`
-	Status        string     `json:"status" jsonschema:"pending, approved, rejected, cancelled, expired or failed"`
+	Current       any        `json:"current,omitempty" jsonschema:"while pending: the device's value now, which approving would change"`
+	Status        string     `json:"status" jsonschema:"pending, approved, rejected, cancelled, expired, failed or superseded"`
 	Reason        string     `json:"reason,omitempty"`
 	CreatedAt     time.Time  `json:"createdAt"`
 	ExpiresAt     time.Time  `json:"expiresAt"`
@@ -95,6 +96,16 @@ type confirmationView struct {
 	Error         string     `json:"error,omitempty" jsonschema:"why an approved write failed"`
 	AppliedAt     *time.Time `json:"appliedAt,omitempty"`
 	Approve       *approval  `json:"approve,omitempty" jsonschema:"while pending: where a person approves it"`
+	// SupersededBy is what took a superseded request's place.
+	SupersededBy *supersession `json:"supersededBy,omitempty" jsonschema:"when superseded: the later write of the device, or this agent's newer request for it, that took its place"`
+}
+
+// supersession is what superseded a request, as the agent follows it.
+type supersession struct {
+	By      string    `json:"by" jsonschema:"who wrote or asked"`
+	Value   any       `json:"value" jsonschema:"the value written, or asked for by the newer request"`
+	At      time.Time `json:"at"`
+	Request string    `json:"request,omitempty" jsonschema:"the newer request that replaced it, when it was one (nothing was applied then)"`
 }
 
 func (b *Bridge) viewConfirmation(c openhal.Confirmation) confirmationView {
@@ -116,6 +127,12 @@ func (b *Bridge) viewConfirmation(c openhal.Confirmation) confirmationView {
 	if c.Status == "pending" {
 		v.Approve = b.approval(c.ID)
 	}
+	if c.Current != nil {
+		v.Current = c.Current.Value
+	}
+	if s := c.SupersededBy; s != nil {
+		v.SupersededBy = &supersession{By: principalWords(s.Principal), Value: s.Value, At: s.TS, Request: s.Request}
+	}
 	return v
 }
 
@@ -133,8 +150,12 @@ func (b *Bridge) approval(id string) *approval {
 func statusWords(v confirmationView) string {
 	switch v.Status {
 	case "pending":
-		return fmt.Sprintf("Confirmation %s (%s = %s) still waits for a person, until %s. It is not applied. A person approves it %s.",
-			v.ID, v.Device, jsonWords(v.Value), v.ExpiresAt.Format(time.RFC3339), whereWords(v.Approve))
+		now := ""
+		if v.Current != nil {
+			now = fmt.Sprintf(" %s is %s now.", v.Device, jsonWords(v.Current))
+		}
+		return fmt.Sprintf("Confirmation %s (%s = %s) still waits for a person, until %s. It is not applied.%s A person approves it %s.",
+			v.ID, v.Device, jsonWords(v.Value), v.ExpiresAt.Format(time.RFC3339), now, whereWords(v.Approve))
 	case "approved":
 		return fmt.Sprintf("Confirmation %s was approved by %s and applied: %s = %s.", v.ID, v.ApprovedBy, v.Device, jsonWords(v.Value))
 	case "failed":
@@ -153,8 +174,25 @@ func statusWords(v confirmationView) string {
 		return fmt.Sprintf("Confirmation %s expired with nobody approving it: %s is unchanged.", v.ID, v.Device)
 	case "cancelled":
 		return fmt.Sprintf("Confirmation %s was cancelled: %s is unchanged.", v.ID, v.Device)
+	case "superseded":
+		return supersededWords(v)
 	}
 	return fmt.Sprintf("Confirmation %s is %s.", v.ID, v.Status)
+}
+
+// supersededWords says that a request will never be applied, and what
+// took its place.
+func supersededWords(v confirmationView) string {
+	s := v.SupersededBy
+	switch {
+	case s == nil:
+		return fmt.Sprintf("Confirmation %s was superseded: it will never be applied.", v.ID)
+	case s.Request != "":
+		return fmt.Sprintf("Confirmation %s was replaced by this agent's newer request %s (%s = %s): it will never be applied. Follow %s instead.",
+			v.ID, s.Request, v.Device, jsonWords(s.Value), s.Request)
+	}
+	return fmt.Sprintf("Confirmation %s (%s = %s) was superseded by %s's write of %s at %s: it will never be applied, and %s stays as that write left it. Ask again only if %s is still wanted.",
+		v.ID, v.Device, jsonWords(v.Value), s.By, jsonWords(s.Value), s.At.Format(time.RFC3339), v.Device, jsonWords(v.Value))
 }
 
 // jsonWords prints a value as JSON, short.

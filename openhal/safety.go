@@ -13,7 +13,19 @@ const (
 	ConfirmCancelled = "cancelled"
 	ConfirmExpired   = "expired"
 	ConfirmFailed    = "failed"
+	// ConfirmSuperseded: a write applied to the device after the request
+	// was made, or a newer request of its creator for the device, took
+	// its place (SupersededBy says which); approving it applies nothing.
+	ConfirmSuperseded = "superseded"
 )
+
+// ConfirmStatuses are the statuses a Confirmation Request can have, in
+// the order a request lives them: the values hal/confirmations/list
+// filters on.
+var ConfirmStatuses = []string{
+	ConfirmPending, ConfirmApproved, ConfirmRejected, ConfirmCancelled,
+	ConfirmExpired, ConfirmFailed, ConfirmSuperseded,
+}
 
 // Confirmation is a Confirmation Request as clients see it.
 type Confirmation struct {
@@ -35,6 +47,38 @@ type Confirmation struct {
 	Error *ErrorObject `json:"error,omitempty"`
 	// Result is the applied write of an approved request.
 	Result *WriteResult `json:"result,omitempty"`
+	// SupersededBy is what took the place of a superseded request.
+	SupersededBy *SupersededBy `json:"supersededBy,omitempty"`
+	// Current is the device's value when the Hub answered, beside the
+	// value asked for: sent with a pending request in the answers of
+	// hal/confirmations/list (a gateway extension), so that an approver
+	// sees what approving would change. Absent while the device has no
+	// value yet.
+	Current *CurrentValue `json:"current,omitempty"`
+}
+
+// SupersededBy says what superseded a Confirmation Request (spec §7):
+// either a write applied to its device after it was made, by Principal,
+// of Value, at TS, with that value's Seq and DevSeq (and Confirmation,
+// when the write carried out another request's approval); or a newer
+// request of its creator for the same device, which Request names (then
+// nothing was applied: TS is the newer request's, and no Seq).
+type SupersededBy struct {
+	Principal    Principal `json:"principal"`
+	Value        any       `json:"value"`
+	TS           time.Time `json:"ts"`
+	Seq          uint64    `json:"seq,omitempty"` // as in ValueResult
+	DevSeq       uint64    `json:"devSeq,omitempty"`
+	Confirmation string    `json:"confirmation,omitempty"`
+	Request      string    `json:"request,omitempty"`
+}
+
+// CurrentValue is a device's value as a Confirmation Request shows it.
+type CurrentValue struct {
+	Value  any       `json:"value"`
+	TS     time.Time `json:"ts"`
+	Seq    uint64    `json:"seq,omitempty"` // as in ValueResult
+	DevSeq uint64    `json:"devSeq,omitempty"`
 }
 
 // ErrorObject is an error as it appears inside a result or notification.

@@ -54,8 +54,8 @@ func TestBinarySafetyStory(t *testing.T) {
 	id := pendingHeater(t, agent, "preheat for run 7")
 	readHeater("false")
 	list := gwOK(t, admin("confirm", "list")...)
-	row := `(?m)^` + id + `\s+sim\.heater\s+true\s+agent bot\s+preheat for run 7\s+pending\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`
-	if !regexp.MustCompile(`^ID\s+DEVICE\s+VALUE\s+REQUESTED BY\s+REASON\s+STATUS\s+EXPIRES\n`).MatchString(list) || !regexp.MustCompile(row).MatchString(list) {
+	row := `(?m)^` + id + `\s+sim\.heater\s+true\s+false\s+agent bot\s+preheat for run 7\s+pending\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`
+	if !regexp.MustCompile(`^ID\s+DEVICE\s+VALUE\s+NOW\s+REQUESTED BY\s+REASON\s+STATUS\s+EXPIRES\n`).MatchString(list) || !regexp.MustCompile(row).MatchString(list) {
 		t.Errorf("confirm list printed:\n%s", list)
 	}
 	out := gwOK(t, admin("confirm", "approve", id)...)

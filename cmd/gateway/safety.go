@@ -201,13 +201,6 @@ func cmdResume(args []string, stdout, stderr io.Writer) error {
 	return err
 }
 
-// confirmStatuses are the statuses `confirm list --status` takes: a
-// misspelt one would otherwise list nothing, silently.
-var confirmStatuses = []string{
-	openhal.ConfirmPending, openhal.ConfirmApproved, openhal.ConfirmRejected,
-	openhal.ConfirmCancelled, openhal.ConfirmExpired, openhal.ConfirmFailed,
-}
-
 // cmdConfirm runs `gateway confirm list|approve|reject|cancel`.
 func cmdConfirm(args []string, stdout, stderr io.Writer) error {
 	resolve := func(verb string) func([]string, io.Writer, io.Writer) error {
@@ -225,12 +218,13 @@ func cmdConfirm(args []string, stdout, stderr io.Writer) error {
 // answer with --json.
 func confirmList(args []string, stdout, stderr io.Writer) error {
 	fs, f := newClientFlags("confirm list", "[--status S] [flags]", true, stderr)
-	status := fs.String("status", "", "only the requests with this `status`: "+strings.Join(confirmStatuses, ", ")+" (default: all)")
+	// A misspelt status would otherwise list nothing, silently.
+	status := fs.String("status", "", "only the requests with this `status`: "+strings.Join(openhal.ConfirmStatuses, ", ")+" (default: all)")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
-	if *status != "" && !slices.Contains(confirmStatuses, *status) {
-		return usagef(fs, "--status %q is not one of %s", *status, strings.Join(confirmStatuses, ", "))
+	if *status != "" && !slices.Contains(openhal.ConfirmStatuses, *status) {
+		return usagef(fs, "--status %q is not one of %s", *status, strings.Join(openhal.ConfirmStatuses, ", "))
 	}
 	all, stopped, err := f.confirmationPages(*status)
 	if err != nil {
@@ -298,18 +292,55 @@ func (f *clientFlags) listConfirmations(ctx context.Context, c *halclient.Conn, 
 	}
 }
 
+// printConfirmations prints the requests as a table: VALUE is what each
+// asks for and NOW the device's value when the hub answered (pending
+// ones; "-" for the others), so that an approver sees what approving
+// would change. What superseded a request follows the table, a line each.
 func printConfirmations(w io.Writer, cs []openhal.Confirmation) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tDEVICE\tVALUE\tREQUESTED BY\tREASON\tSTATUS\tEXPIRES")
+	fmt.Fprintln(tw, "ID\tDEVICE\tVALUE\tNOW\tREQUESTED BY\tREASON\tSTATUS\tEXPIRES")
 	for _, c := range cs {
 		reason := c.Reason
 		if reason == "" {
 			reason = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Device, formatValue(c.Value), principalText(c.RequestedBy),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Device, formatValue(c.Value), currentText(c), principalText(c.RequestedBy),
 			oneLine(reason), c.Status, c.ExpiresAt.UTC().Format(time.RFC3339))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if c.Status == openhal.ConfirmSuperseded && c.SupersededBy != nil {
+			if _, err := fmt.Fprintf(w, "%s superseded by %s\n", c.ID, supersededText(*c.SupersededBy)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// currentText is the device's value beside a pending request's, "-"
+// when the hub sent none (a resolved request, a device with no value).
+func currentText(c openhal.Confirmation) string {
+	if c.Current == nil {
+		return "-"
+	}
+	return formatValue(c.Current.Value)
+}
+
+// supersededText says what superseded a request: "agent bench-agent's
+// write of false at 2026-01-01 12:00:03 UTC (devSeq 7)", or "its
+// creator's newer request c-00000043 for true".
+func supersededText(by openhal.SupersededBy) string {
+	if by.Request != "" {
+		return fmt.Sprintf("its creator's newer request %s for %s", by.Request, formatValue(by.Value))
+	}
+	s := fmt.Sprintf("%s's write of %s at %s (%s)", principalText(by.Principal), formatValue(by.Value), clockTime(by.TS), seqNote(by.Seq, by.DevSeq))
+	if by.Confirmation != "" {
+		s += ", approved as " + by.Confirmation
+	}
+	return s
 }
 
 func principalText(p openhal.Principal) string {
@@ -376,6 +407,9 @@ func resolvedLine(cf openhal.Confirmation) string {
 	}
 	if cf.ResolveReason != "" {
 		s += ": " + oneLine(cf.ResolveReason)
+	}
+	if cf.SupersededBy != nil {
+		s += ": superseded by " + supersededText(*cf.SupersededBy)
 	}
 	return s
 }

@@ -147,8 +147,8 @@ func TestConfirmCommands(t *testing.T) {
 	out, _, err := runClient(t, cmdConfirm, append([]string{"list"}, admin...)...)
 	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
 	if err != nil || len(lines) != 2 ||
-		!regexp.MustCompile(`^ID\s+DEVICE\s+VALUE\s+REQUESTED BY\s+REASON\s+STATUS\s+EXPIRES$`).MatchString(lines[0]) ||
-		!regexp.MustCompile(`^`+id+`\s+sim\.heater\s+true\s+agent bench-agent\s+preheat for run 7\s+pending\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(lines[1]) {
+		!regexp.MustCompile(`^ID\s+DEVICE\s+VALUE\s+NOW\s+REQUESTED BY\s+REASON\s+STATUS\s+EXPIRES$`).MatchString(lines[0]) ||
+		!regexp.MustCompile(`^`+id+`\s+sim\.heater\s+true\s+false\s+agent bench-agent\s+preheat for run 7\s+pending\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`).MatchString(lines[1]) {
 		t.Fatalf("confirm list printed %q, %v", out, err)
 	}
 	out, _, err = runClient(t, cmdConfirm, append([]string{"approve", id}, admin...)...)
@@ -229,16 +229,16 @@ func TestConfirmListPages(t *testing.T) {
 	for _, tr := range []string{"ws", "tcp"} {
 		url := hub.Listen(tr)
 		var want []string
-		for i := range 3 {
+		for i := range 48 {
+			// One agent each: an agent asking again for the heater
+			// replaces its request.
 			tok := hub.Token(fmt.Sprintf("%s-agent-%d", tr, i), openhal.KindAgent, openhal.ScopeControlLow)
-			for range openhal.MaxPendingPerPrincipal {
-				out, _, err := runClient(t, cmdWrite, "--hub", url, "--token", tok, "--reason", strings.Repeat("r", openhal.MaxReasonBytes), "sim.heater", "true")
-				m := regexp.MustCompile(`confirmation (c-\d+) `).FindStringSubmatch(out)
-				if err != nil || m == nil {
-					t.Fatalf("write: %q, %v", out, err)
-				}
-				want = append(want, m[1])
+			out, _, err := runClient(t, cmdWrite, "--hub", url, "--token", tok, "--reason", strings.Repeat("r", openhal.MaxReasonBytes), "sim.heater", "true")
+			m := regexp.MustCompile(`confirmation (c-\d+) `).FindStringSubmatch(out)
+			if err != nil || m == nil {
+				t.Fatalf("write: %q, %v", out, err)
 			}
+			want = append(want, m[1])
 		}
 		admin := []string{"--hub", url, "--token", hub.Admin}
 		out, _, err := runClient(t, cmdConfirm, append([]string{"list", "--status", "pending"}, admin...)...)

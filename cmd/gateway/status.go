@@ -158,7 +158,7 @@ func printStatusScreen(w io.Writer, r statusReport) error {
 	}
 	fmt.Fprintf(tw, "confirmations:\t%d pending\n", r.Confirmations.Pending)
 	for _, cf := range r.Confirmations.Newest {
-		fmt.Fprintf(tw, "  %s\t%s = %s by %s, expires %s\n", cf.ID, cf.Device, formatValue(cf.Value), principalText(cf.RequestedBy), clockTime(cf.ExpiresAt))
+		fmt.Fprintf(tw, "  %s\t%s = %s (now %s) by %s, expires %s\n", cf.ID, cf.Device, formatValue(cf.Value), currentText(cf), principalText(cf.RequestedBy), clockTime(cf.ExpiresAt))
 	}
 	if more := r.Confirmations.Pending - len(r.Confirmations.Newest); more > 0 {
 		fmt.Fprintf(tw, "  …\t%d more: gateway confirm list --status pending\n", more)

@@ -52,7 +52,7 @@ func TestStatusCommand(t *testing.T) {
 		`^devices:\s+4: 3 ok, 1 fault$`,
 		`^  sim\.door\s+fault: stuck$`,
 		`^confirmations:\s+1 pending$`,
-		`^  c-\d+\s+sim\.heater = true by agent bench-agent, expires \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+$`,
+		`^  c-\d+\s+sim\.heater = true \(now false\) by agent bench-agent, expires \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+$`,
 		`^adapters:\s+none enabled$`,
 		`^clients:\s+\d+ connected \(\d+ admin(, \d+ control_low)?\)$`, // the closed ones may not be gone yet
 	}

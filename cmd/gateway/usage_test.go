@@ -39,7 +39,7 @@ var usageCases = []struct {
 	{[]string{"stop"}, []string{"now"}, `gateway: stop: unexpected argument "now"`},
 	{[]string{"resume"}, []string{"--reason", "x"}, "gateway: resume: flag provided but not defined: -reason"},
 	{[]string{"confirm"}, []string{"approv"}, `gateway: confirm: unknown subcommand "approv" (want list, approve, reject, cancel)`},
-	{[]string{"confirm", "list"}, []string{"--status", "open"}, `gateway: confirm list: --status "open" is not one of pending, approved, rejected, cancelled, expired, failed`},
+	{[]string{"confirm", "list"}, []string{"--status", "open"}, `gateway: confirm list: --status "open" is not one of pending, approved, rejected, cancelled, expired, failed, superseded`},
 	{[]string{"confirm", "approve"}, nil, "gateway: confirm approve: missing confirmation id"},
 	{[]string{"confirm", "reject"}, []string{"a", "b"}, `gateway: confirm reject: unexpected argument "b"`},
 	{[]string{"confirm", "cancel"}, nil, "gateway: confirm cancel: missing confirmation id"},

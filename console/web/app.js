@@ -55,7 +55,7 @@ function Console({ token, onRefused, onLogout }) {
 		${conn && html`<${StopBar} conn=${conn} stopped=${stopped} setStopped=${setStopped} />
 		<nav>${views.map((v) => html`<a href=${"#/" + v} data-test=${"nav-" + v} aria-current=${v === view ? "page" : undefined}>${v}${v === "confirmations" && pending ? " (" + pending + ")" : ""}</a>`)}</nav>
 		${view === "bench" && html`<${Bench} conn=${conn} devices=${devices} values=${values} confirmations=${confirmations} onPending=${putConfirmation} />`}
-		${view === "confirmations" && html`<${Confirmations} conn=${conn} list=${confirmations} />`}
+		${view === "confirmations" && html`<${Confirmations} conn=${conn} list=${confirmations} values=${values} />`}
 		${view === "adapters" && html`<${Adapters} conn=${conn} />`}
 		${view === "audit" && html`<${Audit} conn=${conn} />`}`}`;
 }

@@ -2,7 +2,10 @@
 // The list is read at each connection and follows
 // hal/confirmationRequested and hal/confirmationResolved. A pending one
 // shows in the tab's title, and as a browser notification when the
-// operator allowed them.
+// operator allowed them. Its card shows the device's value now beside the
+// value asked for (live from the bench's values, else the hub's current),
+// so that an approver sees what approving would change; a superseded one
+// says whose write took its place.
 import { html, useEffect, useState } from "./vendor/htm/standalone.module.js";
 import { explain } from "./hub.js";
 import { isAdmin, secondsLeft, when, who } from "./format.js";
@@ -56,7 +59,8 @@ function notify(c) {
 	new Notification("Confirmation requested", { body: who(c.requestedBy) + ": " + c.device + " = " + JSON.stringify(c.value), tag: c.id });
 }
 
-export function Confirmations({ conn, list }) {
+// values are the bench's live device values (useDevices).
+export function Confirmations({ conn, list, values }) {
 	const now = useNow();
 	const [perm, setPerm] = useState(typeof Notification === "undefined" ? "unsupported" : Notification.permission);
 	const ask = () => Notification.requestPermission().then(setPerm);
@@ -64,11 +68,11 @@ export function Confirmations({ conn, list }) {
 		<h2>Confirmations</h2>
 		${perm === "default" && html`<button type="button" class="secondary" onClick=${ask}>Notify me of new requests</button>`}
 		${list.length === 0 && html`<p class="muted">No confirmation requests.</p>`}
-		<ul class="list">${list.map((c) => html`<${Item} key=${c.id} conn=${conn} c=${c} now=${now} />`)}</ul>
+		<ul class="list">${list.map((c) => html`<${Item} key=${c.id} conn=${conn} c=${c} now=${now} live=${values[c.device]} />`)}</ul>
 	</section>`;
 }
 
-function Item({ conn, c, now }) {
+function Item({ conn, c, now, live }) {
 	const [reason, setReason] = useState("");
 	const [error, setError] = useState("");
 	const resolve = async (method) => {
@@ -81,8 +85,9 @@ function Item({ conn, c, now }) {
 	};
 	const open = c.status === "pending";
 	const rid = "reason-" + c.id;
+	const current = live || c.current;
 	return html`<li class="card" data-test="confirmation" data-id=${c.id}>
-		<p><strong>${c.device}</strong> = <code>${JSON.stringify(c.value)}</code> · ${c.id}</p>
+		<p><strong>${c.device}</strong> asks: <code data-test="asked">${JSON.stringify(c.value)}</code>${open && current && html` · now: <code data-test="current">${JSON.stringify(current.value)}</code>`} · ${c.id}</p>
 		<p>asked by ${who(c.requestedBy)} at ${when(c.createdAt)}${c.reason ? ": " + c.reason : ""}</p>
 		<p class=${"status-" + c.status}>${open ? secondsLeft(c.expiresAt, now) + " s left" : resolution(c)}</p>
 		${open && isAdmin(conn.init.principal) && html`<div class="actions">
@@ -97,9 +102,17 @@ function Item({ conn, c, now }) {
 
 // resolution says how a request ended, and by whom.
 function resolution(c) {
+	if (c.status === "superseded" && c.supersededBy) return superseded(c.supersededBy) + (c.resolvedAt ? " at " + when(c.resolvedAt) : "") + ": not applied";
 	const by = c.approvedBy || c.rejectedBy || c.resolvedBy;
 	let s = c.status + (by ? " by " + who(by) : "") + (c.resolvedAt ? " at " + when(c.resolvedAt) : "");
 	if (c.resolveReason) s += ": " + c.resolveReason;
 	if (c.error) s += " (" + (c.error.message || c.error.reason) + ")";
 	return s;
+}
+
+// superseded says what took a request's place: a write of the device, or
+// its creator's newer request.
+function superseded(by) {
+	if (by.request) return "superseded by " + who(by.principal) + "'s newer request " + by.request + " for " + JSON.stringify(by.value);
+	return "superseded by " + who(by.principal) + "'s write of " + JSON.stringify(by.value);
 }

@@ -61,16 +61,16 @@ type Entry struct {
 	TS        time.Time         `json:"ts"` // wall clock, UTC; Append sets it when zero
 	Principal openhal.Principal `json:"principal"`
 	// Action: "write", "confirm", "approve", "reject", "cancel",
-	// "expire", "stop", "resume", "token.add", "token.revoke",
-	// "initialize".
+	// "expire", "supersede", "stop", "resume", "token.add",
+	// "token.revoke", "initialize".
 	Action string `json:"action"`
 	Device string `json:"device,omitempty"`
 	// Value is kept when it is false or 0: omitempty drops only a nil
 	// interface.
 	Value any `json:"value,omitempty"`
 	// Outcome: "applied", "blocked", "pending", "approved", "rejected",
-	// "cancelled", "expired", "failed", "refused", "stopped", "resumed",
-	// "unauthorized", "created", "revoked".
+	// "cancelled", "expired", "superseded", "failed", "refused",
+	// "stopped", "resumed", "unauthorized", "created", "revoked".
 	Outcome      string     `json:"outcome"`
 	Rule         string     `json:"rule,omitempty"`
 	Confirmation string     `json:"confirmation,omitempty"`

@@ -13,9 +13,9 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 from . import __version__
-from .errors import CallTimeout, ConnectionLost, OpenHALError, VersionMismatch, hub_error
+from .errors import CallTimeout, ConfirmationNotFound, ConnectionLost, OpenHALError, VersionMismatch, hub_error
 from .transport import LineConn, dial
-from .types import Descriptor, InitResult, Value, WriteResult
+from .types import Confirmation, Descriptor, InitResult, Value, WriteResult
 
 PROTOCOL_VERSION = "0.1"
 DEFAULT_TIMEOUT = 10.0
@@ -260,6 +260,23 @@ class Client:
             out.extend(res.get("confirmations") or [])
             if not res.get("next"):
                 return out
+            params["after"] = res["next"]
+
+    def confirmation(self, id: str, timeout: Optional[float] = None) -> Confirmation:
+        """One confirmation request, as the Hub lists it now: its status,
+        and while pending the device's value now (``current``) beside the
+        one asked for. Raises ConfirmationNotFound when the token sees no
+        request with that id (ids do not outlive a restart of the
+        gateway)."""
+        params: Dict[str, Any] = {}
+        while True:
+            res = self.call("hal/confirmations/list", params, timeout)
+            for c in res.get("confirmations") or []:
+                if c.get("id") == id:
+                    return Confirmation.from_json(c)
+            if not res.get("next"):
+                raise ConfirmationNotFound(-32011, "no confirmation request %r is known to the gateway" % id,
+                                           {"reason": "confirmation_not_found", "id": id})
             params["after"] = res["next"]
 
     def approve(self, id: str, timeout: Optional[float] = None) -> Dict[str, Any]:

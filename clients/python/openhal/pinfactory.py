@@ -59,6 +59,21 @@ class GatewayRefused(PinError, HubError):
         return GatewayRefused(self.pin, self.what, self.hub_error)
 
 
+class WriteAwaitsApproval(PinWarning):
+    """A pin's write waits for an admin's approval: the device is of high
+    risk and the token's scope control_low, so the gateway made a
+    Confirmation Request instead of applying it. The pin keeps its value
+    until an admin approves; a later write of the pin (``heater.off()``)
+    supersedes the request, which is then never applied. ``confirmation``
+    is the request's id, ``value`` the value asked for."""
+
+    def __init__(self, pin: str, value: Any, confirmation: str, expires_at: str):
+        super().__init__("%s: the write of %s waits for an admin's approval (confirmation %s, until %s): "
+                         "the pin keeps its value until then, and a later write of the pin withdraws it"
+                         % (pin, value, confirmation, expires_at))
+        self.pin, self.value, self.confirmation, self.expires_at = pin, value, confirmation, expires_at
+
+
 class GatewayUnreachable(PinError):
     """The gateway did not answer a pin's request (lost connection, timeout)."""
 
@@ -326,7 +341,13 @@ class OpenHALPin(Pin):
         return v.value
 
     def _write(self, value: Any) -> None:
-        self._call("write", lambda c: c.write(self._desc.id, value, reason="gpiozero"))
+        res = self._call("write", lambda c: c.write(self._desc.id, value, reason="gpiozero"))
+        if res.status == "pending" and res.confirmation:
+            # Not applied: said, never silent. The next write of the pin
+            # supersedes the request at the gateway.
+            c = res.confirmation
+            warnings.warn(WriteAwaitsApproval(repr(self), value, c.get("id", ""), c.get("expiresAt", "")), stacklevel=4)
+            return
         self._value = value
 
     # -- function, state ---------------------------------------------------

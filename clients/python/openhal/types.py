@@ -100,6 +100,47 @@ class WriteResult:
 
 
 @dataclass
+class Confirmation:
+    """A Confirmation Request as hal/confirmations/list shows it (spec §7).
+
+    ``value`` is the value asked for; ``current``, while the request is
+    pending, the device's value when the Hub answered (a Value; None when
+    the device has none yet or the request is resolved), so that whoever
+    approves sees what approving would change. ``status`` is "pending",
+    "approved", "rejected", "cancelled", "expired", "failed" or
+    "superseded": a write applied to the device after the request was
+    made, or its creator's newer request for the device, took its place
+    (``superseded_by``: ``{principal, value, ts, seq?, devSeq?,
+    confirmation?, request?}``), and approving it applies nothing.
+    """
+
+    id: str
+    device: str
+    value: Any
+    status: str
+    requested_by: Dict[str, Any] = field(default_factory=dict)
+    reason: str = ""
+    created_at: str = ""
+    expires_at: str = ""
+    resolved_at: str = ""
+    current: Optional[Value] = None
+    superseded_by: Optional[Dict[str, Any]] = None
+    raw: Dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "Confirmation":
+        cur = d.get("current")
+        current = None
+        if isinstance(cur, dict):
+            current = Value(device=d.get("device", ""), value=cur.get("value"), ts=cur.get("ts", ""),
+                            seq=cur.get("seq"), dev_seq=cur.get("devSeq"))
+        return cls(id=d["id"], device=d.get("device", ""), value=d.get("value"), status=d.get("status", ""),
+                   requested_by=d.get("requestedBy") or {}, reason=d.get("reason", ""),
+                   created_at=d.get("createdAt", ""), expires_at=d.get("expiresAt", ""),
+                   resolved_at=d.get("resolvedAt", ""), current=current, superseded_by=d.get("supersededBy"), raw=d)
+
+
+@dataclass
 class InitResult:
     """The hal/initialize answer: who the token is, what the Hub sends,
     which run of the gateway this is (``boot_id``) and the emergency stop

@@ -90,12 +90,17 @@ def test_confirmations(gateway, client):
             res = agent.write("sim.heater", True, reason=reason)
             assert res.status == "pending"
             ids.append(res.confirmation["id"])
-        pending = client.confirmations(status="pending")
-        assert [c["id"] for c in pending] == ids
-        assert client.approve(ids[0])["status"] == "approved"
-        assert client.read("sim.heater").value is True
-        assert client.reject(ids[1], "not now")["status"] == "rejected"
-        assert agent.cancel(ids[2])["status"] == "cancelled"
+            # One request of the agent for the heater waits at a time:
+            # each is resolved before the next is asked.
+            pending = client.confirmations(status="pending")
+            assert [c["id"] for c in pending] == [ids[-1]]
+            if reason == "approve me":
+                assert client.approve(ids[0])["status"] == "approved"
+                assert client.read("sim.heater").value is True
+            elif reason == "reject me":
+                assert client.reject(ids[1], "not now")["status"] == "rejected"
+            else:
+                assert agent.cancel(ids[2])["status"] == "cancelled"
         with pytest.raises(errors.ConfirmationClosed):
             client.approve(ids[2])
         with pytest.raises(errors.ConfirmationNotFound):
@@ -103,6 +108,31 @@ def test_confirmations(gateway, client):
         with pytest.raises(errors.Forbidden):
             agent.approve(ids[0])
         assert {c["status"] for c in agent.confirmations()} == {"approved", "rejected", "cancelled"}
+    finally:
+        agent.close()
+
+
+def test_confirmation_superseded(gateway, client):
+    """Spec §7: the agent asks for the heater on, then turns it off itself;
+    an admin's approval of the request then applies nothing."""
+    agent = openhal.connect(gateway.tcp, gateway.add_token("py-agent", "control_low"), timeout=WAIT)
+    try:
+        c = agent.write("sim.heater", True, reason="preheat").confirmation
+        pending = client.confirmation(c["id"])
+        assert isinstance(pending, openhal.Confirmation)
+        assert (pending.status, pending.value, pending.current.value) == ("pending", True, False)
+        assert client.confirmations(status="pending")[0]["current"]["value"] is False
+        assert agent.write("sim.heater", False).status == "applied"
+        with pytest.raises(errors.ConfirmationClosed) as e:
+            client.approve(c["id"])
+        assert e.value.data["status"] == "superseded"
+        assert client.read("sim.heater").value is False
+        done = client.confirmation(c["id"])
+        assert done.status == "superseded" and done.current is None
+        assert done.superseded_by["principal"]["name"] == "py-agent" and done.superseded_by["value"] is False
+        assert [x["id"] for x in client.confirmations(status="superseded")] == [c["id"]]
+        with pytest.raises(errors.ConfirmationNotFound):
+            client.confirmation("c-99999999")
     finally:
         agent.close()
 

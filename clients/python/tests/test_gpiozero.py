@@ -16,7 +16,8 @@ gpiozero = need("gpiozero")
 from gpiozero import LED, Button, Device, GPIOZeroError, PWMOutputDevice  # noqa: E402
 from gpiozero.exc import PinInvalidFunction, PinInvalidPin, PinPWMError, PinPWMUnsupported  # noqa: E402
 
-from openhal.pinfactory import GatewayRefused, OpenHALFactory  # noqa: E402
+from openhal import errors  # noqa: E402
+from openhal.pinfactory import GatewayRefused, OpenHALFactory, WriteAwaitsApproval  # noqa: E402
 
 
 @pytest.fixture
@@ -98,6 +99,34 @@ def test_stop_raises_in_a_gpiozero_script(client, factory):
     client.resume()
     led.on()
     led.close()
+
+
+def test_heater_on_then_off_supersedes_the_request(gateway, client):
+    """The issue's gpiozero script: heater.on(); heater.off() with a
+    control_low token. on() waits for an admin (said with a warning), off()
+    is applied and supersedes it: the admin's approval afterwards applies
+    nothing, and the heater stays off."""
+    f = OpenHALFactory(gateway.tcp, gateway.add_token("gpio-agent", "control_low"), timeout=WAIT, stop_script=False)
+    Device.pin_factory = f
+    try:
+        heater = LED(23)
+        assert heater.pin.device == "sim.heater"
+        with pytest.warns(WriteAwaitsApproval) as caught:
+            heater.on()
+        asked = caught[0].message
+        assert asked.confirmation.startswith("c-") and asked.value is True
+        assert heater.value == 0  # read from the gateway: not applied
+        heater.off()
+        with pytest.raises(errors.ConfirmationClosed):
+            client.approve(asked.confirmation)
+        assert client.read("sim.heater").value is False
+        c = client.confirmation(asked.confirmation)
+        assert c.status == "superseded"
+        assert c.superseded_by["principal"]["name"] == "gpio-agent" and c.superseded_by["value"] is False
+        heater.close()
+    finally:
+        Device.pin_factory = None
+        f.close()
 
 
 def test_pins_that_are_not_what_the_script_wants(factory):
