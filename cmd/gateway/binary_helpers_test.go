@@ -40,7 +40,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	forgetKnownGateways := isolateKnownGateways()
 	code := m.Run()
+	forgetKnownGateways()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}
