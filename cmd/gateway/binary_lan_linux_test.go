@@ -65,7 +65,7 @@ func TestBinaryLANDiscover(t *testing.T) {
 			want := discover.Gateway{
 				Name: "Bench Pi", ID: strings.TrimSpace(string(id)), Host: found.Host, Addresses: []string{"10.77.0.1"},
 				URLs:        []string{"wss://10.77.0.1:7752/hal", "tcp://10.77.0.1:7751"},
-				Fingerprint: fp[1], Level: "full", Protocol: "openhal/0.1", Console: true,
+				Fingerprint: fp[1], Level: "full", Protocol: "openhal/0.1", Console: true, ConsoleURL: "https://10.77.0.1:7752/",
 			}
 			if !equalJSON(found, want) {
 				t.Errorf("discovered\n%+v\nwant\n%+v", found, want)
