@@ -506,7 +506,7 @@ func listen(ctx context.Context, cfg *board.Config, cert serverCert, hub *halhub
 			attrs = append(attrs, "socket", "systemd")
 		}
 		log.Info("listening", attrs...)
-		rec.Hubs = append(rec.Hubs, url)
+		rec.Hubs = append(rec.Hubs, localURL(t.scheme, ln.Addr(), t.web))
 		if t.web && httpOpt.Console != nil {
 			log.Info("console", "url", consoleURL(t.secure, ln.Addr()))
 		}

@@ -118,8 +118,12 @@ SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn -q -D "$rootfs" --volatile=ove
 	--register=no --keep-unit --private-network --machine=gatewaytest \
 	--bind="$harness":/harness --console=read-only -b >"$harness/console.log" 2>&1 &
 nspawn_pid=$!
+# The container's init is the child of systemd-nspawn that runs systemd:
+# nspawn may first fork a helper that sets the container up and exits.
 for _ in $(seq 200); do
-	pid1=$(pgrep -P "$nspawn_pid" | head -n1)
+	for p in $(pgrep -P "$nspawn_pid"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = systemd ] && pid1=$p
+	done
 	[ -n "$pid1" ] && break
 	sleep 0.05
 done
@@ -264,8 +268,13 @@ for l in $listeners; do
 	lan="$lan $l"
 	tls_handshake "${l##*:}" || detail="$detail $l off loopback does not speak TLS;"
 done
-for want in 127.0.0.1:7750 127.0.0.1:7751 0.0.0.0:7752 0.0.0.0:7753; do
-	case " $listeners " in *" $want "*) ;; *) detail="$detail nothing listens on $want;" ;; esac
+# A wildcard listener shows as *:PORT (both families) or 0.0.0.0:PORT.
+for want in 127.0.0.1:7750 127.0.0.1:7751 '*:7752|0.0.0.0:7752' '*:7753|0.0.0.0:7753'; do
+	found=
+	for l in $listeners; do
+		case "|$want|" in *"|$l|"*) found=1 ;; esac
+	done
+	[ -n "$found" ] || detail="$detail nothing listens on $want;"
 done
 fp=$(cli status --json 2>/dev/null | sed -n 's/.*"fingerprint":"\([0-9a-f]*\)".*/\1/p')
 [ -n "$fp" ] || detail="$detail gateway status shows no fingerprint;"

@@ -46,23 +46,25 @@ ct dpkg -P gateway >/dev/null 2>&1
 # Upgrade from a configuration that serves plain HTTP and TCP on every
 # address, as the package shipped before issue 28, edited by the operator
 # (so dpkg keeps it as it is). An older version ran it; here the older
-# build is this binary, so a drop-in adds run --insecure for the run
-# before the upgrade, as an older version needed nothing. The new
+# build is this binary, which refuses that file, so the run before the
+# upgrade gets the same listeners from a drop-in's flags (with
+# --insecure, as an older version needed nothing) and the file is put
+# back as the older version had it once the gateway runs. The new
 # package's postinst must say why the file is refused and leave the
 # running gateway alone; a start then refuses the file naming
 # insecure: true, and the file changed as docs/install.md says starts.
 ct dpkg -i /harness/gateway_old_amd64.deb >/dev/null 2>&1 || say "dpkg -i of the older build failed"
 put_test_config ""
-ct sed -i 's|^    http: 127.0.0.1:7750|    http: 0.0.0.0:7750|; s|^    tcp: 127.0.0.1:7751|    tcp: 0.0.0.0:7751|' /etc/gateway/gateway.yaml
 ct sh -c 'cat >/etc/systemd/system/gateway.service.d/50-old.conf' <<'EOF'
 [Service]
 ExecStart=
-ExecStart=/usr/bin/gateway run --config /etc/gateway/gateway.yaml --state-dir /var/lib/gateway --unix /run/gateway/hal.sock --insecure
+ExecStart=/usr/bin/gateway run --config /etc/gateway/gateway.yaml --state-dir /var/lib/gateway --unix /run/gateway/hal.sock --http 0.0.0.0:7750 --tcp 0.0.0.0:7751 --insecure
 EOF
 ct systemctl daemon-reload
 ct systemctl start gateway.service
 ct rm -f /etc/systemd/system/gateway.service.d/50-old.conf
 ct systemctl daemon-reload
+ct sed -i 's|^    http: 127.0.0.1:7750|    http: 0.0.0.0:7750|; s|^    tcp: 127.0.0.1:7751|    tcp: 0.0.0.0:7751|' /etc/gateway/gateway.yaml
 detail=
 wait_for 5 cli devices || detail="the older setup does not answer;"
 main0=$(prop gateway.service MainPID)
