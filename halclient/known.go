@@ -145,24 +145,24 @@ func escapeSeen(s string) string {
 	return b.String()
 }
 
-// render is the file's text, with each entry's line as it now is.
+// render is the file's text, with each entry's line as it now is; a new
+// entry gets its line at the end.
 func (k *knownGateways) render() []byte {
-	lines := slices.Clone(k.lines)
 	for _, e := range k.entries {
 		if e.line == 0 {
-			lines = append(lines, e.format())
-			e.line = len(lines)
+			k.lines = append(k.lines, e.format())
+			e.line = len(k.lines)
 			continue
 		}
-		lines[e.line-1] = e.format()
+		k.lines[e.line-1] = e.format()
 	}
-	if len(lines) == 0 {
+	if len(k.lines) == 0 {
 		return nil
 	}
-	return []byte(strings.Join(lines, "\n") + "\n")
+	return []byte(strings.Join(k.lines, "\n") + "\n")
 }
 
-// seenAs reports whether e was reached as name (a name on the LAN, case
+// seen reports whether e was reached as name (a name on the LAN, case
 // aside, or a host:port).
 func (e *knownEntry) seen(name string) bool {
 	return slices.ContainsFunc(e.seenAs, func(s string) bool { return strings.EqualFold(s, name) })

@@ -230,14 +230,15 @@ class KnownGateways:
         return bool(new)
 
     def render(self) -> str:
-        lines = list(self.lines)
+        """The file's text, each entry's line as it now is; a new entry
+        gets its line at the end."""
         for e in self.entries:
             if e.line == 0:
-                lines.append(e.format())
-                e.line = len(lines)
+                self.lines.append(e.format())
+                e.line = len(self.lines)
             else:
-                lines[e.line - 1] = e.format()
-        return "\n".join(lines) + "\n" if lines else ""
+                self.lines[e.line - 1] = e.format()
+        return "\n".join(self.lines) + "\n" if self.lines else ""
 
 
 def _lock(f, exclusive: bool) -> None:

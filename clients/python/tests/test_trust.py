@@ -218,6 +218,9 @@ def test_names_are_escaped(tmp_path):
     assert _entries(path) == ["10.0.0.5:7752 %s Bench%%20Pi%%2C%%202%%25,10.0.0.5:7752" % ("ab" * 32)]
     k = known.read(path)
     assert k.entries[0].seen == ["Bench Pi, 2%", "10.0.0.5:7752"]
+    assert k.add("0123456789abcdef0123456789abcdef", "cd" * 32, ["lab"])
+    assert k.render() == k.render()
+    assert known.KnownGateways(path, k.render()).entries[1].seen == ["lab"]
     with open(path, "a") as f:
         f.write("broken\n")
     with pytest.raises(ValueError, match="line 7"):
