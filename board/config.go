@@ -160,11 +160,11 @@ type HistoryConfig struct {
 // ListenConfig says where the Hub listens. An empty address disables that
 // transport.
 type ListenConfig struct {
-	HTTP string `yaml:"http"` // host:port of WebSocket, /healthz and /metrics
-	WSS  string `yaml:"wss"`  // host:port of the same over TLS (HTTPS)
-	TCP  string `yaml:"tcp"`  // host:port of line-framed JSON-RPC
-	TLS  string `yaml:"tls"`  // host:port of the same over TLS
-	Unix string `yaml:"unix"` // path of a Unix socket, line-framed
+	HTTP Listener `yaml:"http"` // WebSocket, /healthz, /metrics and the console
+	WSS  Listener `yaml:"wss"`  // the same over TLS (HTTPS)
+	TCP  Listener `yaml:"tcp"`  // line-framed JSON-RPC
+	TLS  Listener `yaml:"tls"`  // the same over TLS
+	Unix string   `yaml:"unix"` // path of a Unix socket, line-framed
 	// UnixGroup is the group the Unix socket is given (mode 0660). Empty:
 	// the group "gateway" if the system has one, else the owner's group.
 	UnixGroup string `yaml:"unixGroup"`

@@ -17,7 +17,7 @@ func TestDefault(t *testing.T) {
 		Board: "sim",
 		Hub: HubConfig{
 			Conformance: "full",
-			Listen:      ListenConfig{HTTP: "127.0.0.1:7750", TCP: "127.0.0.1:7751"},
+			Listen:      ListenConfig{HTTP: Listener{Addr: "127.0.0.1:7750"}, TCP: Listener{Addr: "127.0.0.1:7751"}},
 			Limits: Limits{
 				MaxMessageBytes: 262144, MaxInFlight: 32, MaxConnections: 64,
 				AdminReserve: 4, InitTimeout: 10 * time.Second, QueueLength: 1024,
@@ -55,13 +55,13 @@ func TestParse(t *testing.T) {
 	}{
 		{"board only", "board: sim\n", func(c *Config) {}},
 		{"null sections keep defaults", "board: sim\nhub:\nsim:\n", func(c *Config) {}},
-		{"empty string disables", "board: sim\nhub:\n  listen:\n    http: \"\"\n    unix:\n", func(c *Config) { c.Hub.Listen.HTTP = "" }},
+		{"empty string disables", "board: sim\nhub:\n  listen:\n    http: \"\"\n    unix:\n", func(c *Config) { c.Hub.Listen.HTTP = Listener{} }},
 		{"every field", `
 board: sim
 stateDir: /var/lib/gateway
 hub:
   conformance: control
-  listen: {http: "[::1]:8080", tcp: ":9000", unix: /run/gateway/hal.sock}
+  listen: {http: "[::1]:8080", tcp: {address: ":9000", insecure: true}, unix: /run/gateway/hal.sock}
   limits:
     maxMessageBytes: 0x10000
     maxInFlight: 8
@@ -87,7 +87,7 @@ sim:
 			c.StateDir = "/var/lib/gateway"
 			c.Hub = HubConfig{
 				Conformance: "control",
-				Listen:      ListenConfig{HTTP: "[::1]:8080", TCP: ":9000", Unix: "/run/gateway/hal.sock"},
+				Listen:      ListenConfig{HTTP: Listener{Addr: "[::1]:8080"}, TCP: Listener{Addr: ":9000", Insecure: true}, Unix: "/run/gateway/hal.sock"},
 				Limits: Limits{MaxMessageBytes: 65536, MaxInFlight: 8, MaxConnections: 1000,
 					AdminReserve: 0, InitTimeout: 90 * time.Second, QueueLength: 16,
 					AuthFailures: 5, AuthWindow: time.Minute,
@@ -117,12 +117,12 @@ hub:
   listen: {wss: "0.0.0.0:7752", tls: "[::]:7753", unix: /run/gateway/hal.sock, unixGroup: gpio}
   tls: {cert: /etc/gateway/cert.pem, key: /etc/gateway/key.pem}
 `, func(c *Config) {
-			c.Hub.Listen.WSS, c.Hub.Listen.TLS = "0.0.0.0:7752", "[::]:7753"
+			c.Hub.Listen.WSS, c.Hub.Listen.TLS = Listener{Addr: "0.0.0.0:7752"}, Listener{Addr: "[::]:7753"}
 			c.Hub.Listen.Unix, c.Hub.Listen.UnixGroup = "/run/gateway/hal.sock", "gpio"
 			c.Hub.TLS = TLSFiles{Cert: "/etc/gateway/cert.pem", Key: "/etc/gateway/key.pem"}
 		}},
-		{"host names", "board: sim\nhub:\n  listen: {http: 'localhost:0', tcp: 'gw-1.lan:7751'}\n", func(c *Config) {
-			c.Hub.Listen.HTTP, c.Hub.Listen.TCP = "localhost:0", "gw-1.lan:7751"
+		{"host names", "board: sim\nhub:\n  listen: {http: 'localhost:0', tcp: {address: 'gw-1.lan:7751', insecure: true}}\n", func(c *Config) {
+			c.Hub.Listen.HTTP, c.Hub.Listen.TCP = Listener{Addr: "localhost:0"}, Listener{Addr: "gw-1.lan:7751", Insecure: true}
 		}},
 		{"no history", "board: sim\nhub:\n  history: {maxSeries: 0}\n", func(c *Config) {
 			c.Hub.History.MaxSeries = 0
@@ -323,7 +323,7 @@ hub:
 
 func TestValidateAfterChange(t *testing.T) {
 	c := Default()
-	c.Hub.Listen.TCP = "no port"
+	c.Hub.Listen.TCP = Listener{Addr: "no port"}
 	c.Hub.Limits.MaxInFlight = 0
 	err := c.Validate()
 	var errs Errors

@@ -46,10 +46,12 @@ func (dc DeviceConfig) applySafe(d device.Descriptor) device.Descriptor {
 }
 
 // Warnings returns what `gateway check` and `gateway run` point out in a
-// valid file without refusing it: each output with `safe: none`, which an
-// emergency stop, a broken interlock and the shutdown leave as it is.
+// valid file without refusing it: each plain listener that insecure lets
+// carry tokens in clear beyond loopback, and each output with
+// `safe: none`, which an emergency stop, a broken interlock and the
+// shutdown leave as it is.
 func (c *Config) Warnings() Errors {
-	var out Errors
+	out := c.Hub.Listen.listenWarnings()
 	for _, id := range c.fileOrder() {
 		dc := c.Devices[id]
 		if dc.safeNone() {

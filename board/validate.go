@@ -95,39 +95,6 @@ func (v *validator) board(name string) {
 	}
 }
 
-func (v *validator) listen(l ListenConfig) {
-	addrs := []struct{ path, addr string }{
-		{"hub.listen.http", l.HTTP}, {"hub.listen.wss", l.WSS},
-		{"hub.listen.tcp", l.TCP}, {"hub.listen.tls", l.TLS},
-	}
-	for i, a := range addrs {
-		if a.addr == "" {
-			continue
-		}
-		if msg := checkHostPort(a.addr); msg != "" {
-			v.add(a.path, "%s", msg)
-			continue
-		}
-		// Port 0 asks the kernel for a free port, a different one each time.
-		for _, b := range addrs[:i] {
-			if a.addr == b.addr && !strings.HasSuffix(a.addr, ":0") {
-				v.add(a.path, "same address as %s (%s)", b.path, a.addr)
-				break
-			}
-		}
-	}
-	switch {
-	case l.Unix == "":
-	case strings.ContainsRune(l.Unix, 0):
-		v.add("hub.listen.unix", "path contains a NUL byte")
-	case len(l.Unix) > unixPathMax:
-		v.add("hub.listen.unix", "path of %d bytes is longer than a Unix socket allows (%d)", len(l.Unix), unixPathMax)
-	}
-	if strings.ContainsAny(l.UnixGroup, ": \t\n\x00") {
-		v.add("hub.listen.unixGroup", "%q is not a group name", l.UnixGroup)
-	}
-}
-
 // tlsFiles checks that the certificate and key are named together, by
 // absolute paths (the gateway may run from any directory).
 func (v *validator) tlsFiles(f TLSFiles) {

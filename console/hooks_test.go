@@ -30,6 +30,7 @@ func TestPageTestHooks(t *testing.T) {
 		"stop", "stop-banner", "resume", "resume-confirm",
 		"confirmations", "confirmation", "approve", "reject", "reason",
 		"plot", "adapters", "audit", "audit-entry",
+		"about", "about-fingerprint",
 	} {
 		if !strings.Contains(src, `data-test="`+hook+`"`) {
 			t.Errorf(`no element carries data-test="%s"`, hook)

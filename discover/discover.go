@@ -38,7 +38,11 @@ type Gateway struct {
 	Level       string `json:"level"`
 	Protocol    string `json:"protocol"`
 	Console     bool   `json:"console"`
-	MCP         bool   `json:"mcp"`
+	// ConsoleURL is the operator console's address: https:// on a TLS
+	// WebSocket listener, http:// on a plain one; "" when none is
+	// announced.
+	ConsoleURL string `json:"consoleUrl,omitempty"`
+	MCP        bool   `json:"mcp"`
 }
 
 // Event is a gateway's service heard (Gone false) or withdrawn.
@@ -247,6 +251,9 @@ func gatewayOf(name string, svcs map[string]dnssd.BrowseEntry) Gateway {
 		}
 		if len(addrs) > 0 {
 			g.URLs = append(g.URLs, urlOf(typ, t, addrs[0], e.Port))
+			if typ == announce.TypeWS && t[announce.KeyConsole] == "1" {
+				g.ConsoleURL = consoleURLOf(t, addrs[0], e.Port)
+			}
 		}
 	}
 	return g
@@ -272,6 +279,16 @@ func addresses(e dnssd.BrowseEntry) []string {
 		v6 = append(v6, a.String())
 	}
 	return append(v4, v6...)
+}
+
+// consoleURLOf is the console's address on a WebSocket listener announced
+// at addr: the page is served at / of the same listener.
+func consoleURLOf(t map[string]string, addr string, port int) string {
+	scheme := "http"
+	if t[announce.KeyTLS] == "1" {
+		scheme = "https"
+	}
+	return scheme + "://" + net.JoinHostPort(addr, strconv.Itoa(port)) + "/"
 }
 
 // urlOf is the URL of a listener announced as typ at addr.

@@ -62,7 +62,7 @@ func TestList(t *testing.T) {
 	want := []Gateway{
 		{Name: "bench", ID: "abc", Host: "pi", Addresses: []string{"192.0.2.7", "fe80::1%eth0"},
 			URLs:        []string{"wss://192.0.2.7:7752/hal", "tcp://192.0.2.7:7751"},
-			Fingerprint: "ff00", Level: "full", Protocol: "openhal/0.1", Console: true},
+			Fingerprint: "ff00", Level: "full", Protocol: "openhal/0.1", Console: true, ConsoleURL: "https://192.0.2.7:7752/"},
 		{Name: "lab", ID: "def", Host: "lab", Addresses: []string{"192.0.2.9"}, URLs: []string{"tls://192.0.2.9:7751"},
 			Fingerprint: "aa11", Level: "read", Protocol: "openhal/0.1"},
 	}

@@ -35,9 +35,33 @@ type Options struct {
 	// colons allowed, as the gateway logs it at start. With it, the Hub is
 	// trusted if and only if its certificate has this fingerprint (names,
 	// dates and CAs are not checked: a gateway's self-signed certificate
-	// has no CA). Without it, the system's CAs decide. A Fingerprint with
-	// a URL without TLS is refused rather than silently ignored.
+	// has no CA). Without it, the system's CAs decide, or KnownGateways.
+	// A Fingerprint with a URL without TLS is refused rather than
+	// silently ignored.
 	Fingerprint string
+	// KnownGateways is a known-gateways file (KnownGatewaysFile is the
+	// user's; "" uses none): a TLS Hub whose certificate the file trusts
+	// under the gateway's id is trusted; one whose certificate differs
+	// from what the file trusts for its id, Name or address is refused
+	// (ChangedGatewayError); one the file does not know is trusted by the
+	// Fingerprint, the system's CAs or FirstUse, and recorded, except
+	// a CA's. All of it is decided in the TLS handshake, before anything
+	// is sent.
+	KnownGateways string
+	// Name is what the gateway was found as (its name on the LAN), noted
+	// in KnownGateways beside its address and checked like it.
+	Name string
+	// FirstUse decides a gateway that nothing vouches for yet (no
+	// Fingerprint, not a CA's, not in KnownGateways): nil trusts it, and
+	// it is recorded and dialled again; an error refuses it. It is called
+	// between two dials, not inside the handshake, so that a person may
+	// take their time. Nil refuses every such gateway with an
+	// UnknownGatewayError.
+	FirstUse func(context.Context, Presented) error
+	// Insecure allows ws:// and tcp:// to a host off loopback, where the
+	// token crosses the network in clear. Without it such a URL is
+	// refused (ClearTextError) before anything is sent.
+	Insecure bool
 	// NotificationBuffer is how many notifications wait for the reader of
 	// Notifications before newer ones are dropped (and counted by
 	// Dropped); 0 means 1024.
@@ -59,9 +83,10 @@ type Notification struct {
 // Conn is an initialized connection to a Hub. Its methods may be called
 // from several goroutines at once.
 type Conn struct {
-	url  string
-	tr   transport
-	init openhal.InitializeResult
+	url         string
+	tr          transport
+	init        openhal.InitializeResult
+	fingerprint string // of the TLS Hub's certificate; "" for plain
 
 	nextID atomic.Uint64
 	wlock  chan struct{} // holds one token: the right to write a message
@@ -84,12 +109,26 @@ type Conn struct {
 // person: nothing listening, a refused token, a Hub that speaks another
 // protocol version.
 func Dial(ctx context.Context, url string, opt Options) (*Conn, error) {
-	tr, err := dialTransport(ctx, url, opt)
+	tr, fp, err := dialTransport(ctx, url, opt)
+	if err != nil {
+		if trusted, err := firstUse(ctx, opt, err); !trusted {
+			return nil, err
+		}
+		if tr, fp, err = dialTransport(ctx, url, opt); err != nil {
+			return nil, err
+		}
+	}
+	c, err := start(ctx, url, tr, opt)
 	if err != nil {
 		return nil, err
 	}
-	return start(ctx, url, tr, opt)
+	c.fingerprint = fp
+	return c, nil
 }
+
+// Fingerprint is the SHA-256 of the certificate the Hub presented, in
+// lowercase hex, as it was checked; "" for a transport without TLS.
+func (c *Conn) Fingerprint() string { return c.fingerprint }
 
 // start runs the connection's reader and initializes the session over
 // tr; on an error the connection is closed.

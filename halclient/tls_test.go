@@ -26,7 +26,7 @@ type tlsHub struct {
 
 func newTLSHub(t *testing.T) *tlsHub {
 	t.Helper()
-	cert, _, err := tlscert.LoadOrCreate(t.TempDir(), "", "", nil)
+	cert, _, err := tlscert.LoadOrCreate(t.TempDir(), "", "", tlscert.Identity{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +89,7 @@ func TestTLSPinned(t *testing.T) {
 // before any message is sent, naming both fingerprints.
 func TestTLSWrongPin(t *testing.T) {
 	h := newTLSHub(t)
-	other, _, err := tlscert.LoadOrCreate(t.TempDir(), "", "", nil)
+	other, _, err := tlscert.LoadOrCreate(t.TempDir(), "", "", tlscert.Identity{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +155,7 @@ func TestTLSPlainClient(t *testing.T) {
 // does not trust; it returns the error at once.
 func TestWatchCertificateIsPermanent(t *testing.T) {
 	h := newTLSHub(t)
-	other, _, err := tlscert.LoadOrCreate(t.TempDir(), "", "", nil)
+	other, _, err := tlscert.LoadOrCreate(t.TempDir(), "", "", tlscert.Identity{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	neturl "net/url"
+	"strings"
 	"syscall"
 	"time"
 
@@ -68,71 +69,75 @@ func (e *NotListeningError) Error() string {
 
 func (e *NotListeningError) Unwrap() error { return e.Err }
 
-// dialTransport opens the transport that url's scheme names.
-func dialTransport(ctx context.Context, url string, opt Options) (transport, error) {
+// dialTransport opens the transport that url's scheme names, and returns
+// the fingerprint of the certificate a TLS Hub presented ("" for plain).
+func dialTransport(ctx context.Context, url string, opt Options) (transport, string, error) {
 	u, err := neturl.Parse(url)
 	if err != nil {
-		return nil, &URLError{URL: url, Reason: "not a URL"}
+		return nil, "", &URLError{URL: url, Reason: "not a URL"}
 	}
 	secure := u.Scheme == "wss" || u.Scheme == "tls"
 	if opt.Fingerprint != "" && !secure {
-		return nil, &URLError{URL: url, Reason: "a certificate fingerprint needs a TLS URL (wss:// or tls://)"}
+		return nil, "", &URLError{URL: url, Reason: "a certificate fingerprint needs a TLS URL (wss:// or tls://)"}
 	}
-	var tc *tls.Config
+	if (u.Scheme == "ws" || u.Scheme == "tcp") && u.Hostname() != "" && !isLoopback(u.Hostname()) && !opt.Insecure {
+		return nil, "", &ClearTextError{URL: url}
+	}
+	var v *verifier
 	if secure {
-		if tc, err = tlsConfig(url, u.Hostname(), opt.Fingerprint); err != nil {
-			return nil, err
+		if v, err = newVerifier(url, u, opt); err != nil {
+			return nil, "", err
 		}
 	}
+	var tr transport
 	switch u.Scheme {
 	case "ws", "wss":
-		return dialWebSocket(ctx, url, opt.Token, tc)
+		tr, err = dialWebSocket(ctx, url, opt.Token, v)
 	case "tcp", "tls":
 		if u.Host == "" || u.Port() == "" {
-			return nil, &URLError{URL: url, Reason: "want " + u.Scheme + "://host:port"}
+			return nil, "", &URLError{URL: url, Reason: "want " + u.Scheme + "://host:port"}
 		}
-		return dialLine(ctx, url, "tcp", u.Host, tc)
+		tr, err = dialLine(ctx, url, "tcp", u.Host, v)
 	case "unix":
 		path := u.Path
 		if path == "" {
 			path = u.Opaque
 		}
 		if path == "" {
-			return nil, &URLError{URL: url, Reason: "want unix:///path/to/socket"}
+			return nil, "", &URLError{URL: url, Reason: "want unix:///path/to/socket"}
 		}
-		return dialLine(ctx, url, "unix", path, nil)
+		tr, err = dialLine(ctx, url, "unix", path, nil)
+	default:
+		return nil, "", &URLError{URL: url, Reason: "unknown scheme; want ws://, wss://, tcp://, tls:// or unix://"}
 	}
-	return nil, &URLError{URL: url, Reason: "unknown scheme; want ws://, wss://, tcp://, tls:// or unix://"}
+	if err != nil || v == nil {
+		return tr, "", err
+	}
+	return tr, v.seen, nil
 }
 
-// tlsConfig is the client side of wss:// and tls://. With a pin, the
-// Hub's certificate is trusted if and only if its fingerprint is the pin:
-// a gateway on a LAN serves a self-signed certificate that no CA vouches
-// for, so the usual verification (chain to a root, name, dates) would
-// refuse it, and the pin, taken from the gateway's own log, is a stronger
-// statement than any of those. Hence InsecureSkipVerify, with the pin
-// checked in VerifyConnection, which crypto/tls calls on every handshake,
-// resumed ones too. Without a pin the system's roots decide.
-func tlsConfig(url, host, pin string) (*tls.Config, error) {
-	tc := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: host}
-	if pin == "" {
-		return tc, nil
-	}
-	want, err := tlscert.ParsePin(pin)
-	if err != nil {
-		return nil, &OptionError{Option: "Fingerprint", Err: err}
-	}
-	tc.InsecureSkipVerify = true
-	tc.VerifyConnection = func(cs tls.ConnectionState) error {
-		if len(cs.PeerCertificates) == 0 {
-			return &CertificateError{URL: url, Pin: want}
+// newVerifier checks a TLS dial's certificate against the pin, the
+// known-gateways file and the system's CAs (trust.go).
+func newVerifier(url string, u *neturl.URL, opt Options) (*verifier, error) {
+	v := &verifier{host: u.Hostname(), p: Presented{URL: url, Addr: hostPort(u), Name: opt.Name, File: opt.KnownGateways}}
+	if opt.Fingerprint != "" {
+		pin, err := tlscert.ParsePin(opt.Fingerprint)
+		if err != nil {
+			return nil, &OptionError{Option: "Fingerprint", Err: err}
 		}
-		if got := tlscert.FingerprintDER(cs.PeerCertificates[0].Raw); got != want {
-			return &CertificateError{URL: url, Pin: want, Got: got}
-		}
-		return nil
+		v.pin = pin
 	}
-	return tc, nil
+	return v, nil
+}
+
+// hostPort is the URL's host:port, lowercase, with the scheme's default
+// port when it has none (443 for wss://).
+func hostPort(u *neturl.URL) string {
+	port := u.Port()
+	if port == "" && u.Scheme == "wss" {
+		port = "443"
+	}
+	return net.JoinHostPort(strings.ToLower(u.Hostname()), port)
 }
 
 // CertificateError is a TLS Hub whose certificate this client does not
@@ -165,9 +170,15 @@ func (e *CertificateError) Unwrap() error { return e.Err }
 func dialError(url string, err error) error {
 	var ce *CertificateError
 	var ve *tls.CertificateVerificationError
+	var ue *UnknownGatewayError
+	var cg *ChangedGatewayError
 	switch {
 	case errors.As(err, &ce):
 		return ce
+	case errors.As(err, &ue):
+		return ue
+	case errors.As(err, &cg):
+		return cg
 	case errors.As(err, &ve):
 		return &CertificateError{URL: url, Err: ve.Err}
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, fs.ErrNotExist):
@@ -196,12 +207,13 @@ type wsTransport struct {
 	cancel context.CancelFunc
 }
 
-func dialWebSocket(ctx context.Context, url, token string, tc *tls.Config) (transport, error) {
+func dialWebSocket(ctx context.Context, url, token string, v *verifier) (transport, error) {
 	opts := &websocket.DialOptions{HTTPHeader: http.Header{}}
 	if token != "" {
 		opts.HTTPHeader.Set("Authorization", "Bearer "+token)
 	}
-	if tc != nil {
+	if v != nil {
+		tc := v.config()
 		// A transport of its own carries the TLS settings; HTTP/1.1 only,
 		// since the upgrade to a WebSocket is an HTTP/1.1 exchange.
 		ht := http.DefaultTransport.(*http.Transport).Clone()
@@ -266,11 +278,11 @@ type lineTransport struct {
 	lr *jsonrpc.LineReader
 }
 
-func dialLine(ctx context.Context, url, network, addr string, tc *tls.Config) (transport, error) {
+func dialLine(ctx context.Context, url, network, addr string, v *verifier) (transport, error) {
 	var c net.Conn
 	var err error
-	if tc != nil {
-		d := tls.Dialer{Config: tc}
+	if v != nil {
+		d := tls.Dialer{Config: v.config()}
 		c, err = d.DialContext(ctx, network, addr) // the handshake included
 	} else {
 		var d net.Dialer

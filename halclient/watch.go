@@ -140,7 +140,11 @@ func permanent(err error) bool {
 	var ue *URLError
 	var ce *CertificateError
 	var oe *OptionError
-	return errors.As(err, &he) || errors.As(err, &ve) || errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &oe)
+	var ug *UnknownGatewayError
+	var cg *ChangedGatewayError
+	var ct *ClearTextError
+	return errors.As(err, &he) || errors.As(err, &ve) || errors.As(err, &ue) || errors.As(err, &ce) || errors.As(err, &oe) ||
+		errors.As(err, &ug) || errors.As(err, &cg) || errors.As(err, &ct)
 }
 
 // watcher is what Watch remembers across connections.

@@ -26,6 +26,7 @@ import (
 	"math/big"
 	"net"
 	"net/netip"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -54,18 +55,30 @@ var clockFloor = time.Date(2026, time.January, 1, 0, 0, 0, 0, time.UTC)
 // Unix epoch, so that a client whose clock is not set yet accepts it too.
 var notBefore = time.Unix(0, 0).UTC()
 
+// Identity is what a self-signed certificate is made for.
+type Identity struct {
+	// GatewayID is the gateway id (announce.GatewayID), carried in the
+	// certificate as the URI SAN urn:openhal:gateway:ID so that a client
+	// knows which gateway it reached from the handshake alone, before it
+	// sends a token; "" leaves it out.
+	GatewayID string
+	// Hosts are the hosts of the listen addresses; empty and unspecified
+	// ones are skipped.
+	Hosts []string
+}
+
 // LoadOrCreate returns the certificate of the TLS listeners and reports
 // whether it was made just now.
 //
 // With certFile and keyFile (both or neither) it loads those PEM files.
 // Without them it loads cert.pem and key.pem from dir, or, when there is no
 // cert.pem yet, makes a self-signed ECDSA P-256 certificate for
-// localhost, 127.0.0.1, ::1, the machine's host name and hosts (the hosts
-// of the listen addresses; empty and unspecified ones are skipped), and
-// writes both files (key.pem mode 0600) into dir, created mode 0700. A
-// kept certificate is not remade when hosts change: that would break
-// every pin, and a pinning client does not check names.
-func LoadOrCreate(dir, certFile, keyFile string, hosts []string) (cert tls.Certificate, created bool, err error) {
+// localhost, 127.0.0.1, ::1, the machine's host name and self's hosts and
+// gateway id, and writes both files (key.pem mode 0600) into dir, created
+// mode 0700. A kept certificate is not remade when hosts change, nor to
+// add an id that a certificate made by an earlier version lacks: that
+// would break every pin, and a pinning client does not check names.
+func LoadOrCreate(dir, certFile, keyFile string, self Identity) (cert tls.Certificate, created bool, err error) {
 	switch {
 	case certFile != "" && keyFile != "":
 		cert, err := load(certFile, keyFile)
@@ -88,7 +101,7 @@ func LoadOrCreate(dir, certFile, keyFile string, hosts []string) (cert tls.Certi
 	// No certificate yet. A key alone is left from a start that stopped
 	// between writing the two files: no client can have pinned anything,
 	// so both are made anew.
-	cert, err = create(dir, certPath, keyPath, sanHosts(hosts))
+	cert, err = create(dir, certPath, keyPath, self.GatewayID, sanHosts(self.Hosts))
 	return cert, err == nil, err
 }
 
@@ -129,12 +142,12 @@ func sanHosts(extra []string) []string {
 
 // create makes a self-signed certificate and its key, and writes them:
 // the key first, so that a certificate on disk always has its key.
-func create(dir, certPath, keyPath string, hosts []string) (tls.Certificate, error) {
+func create(dir, certPath, keyPath, id string, hosts []string) (tls.Certificate, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("generate TLS key: %w", err)
 	}
-	der, err := selfSign(key, hosts, time.Now())
+	der, err := selfSign(key, id, hosts, time.Now())
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("make self-signed TLS certificate: %w", err)
 	}
@@ -154,9 +167,9 @@ func create(dir, certPath, keyPath string, hosts []string) (tls.Certificate, err
 	return load(certPath, keyPath)
 }
 
-// selfSign returns the DER of a server certificate for hosts, signed by
-// key itself.
-func selfSign(key *ecdsa.PrivateKey, hosts []string, now time.Time) ([]byte, error) {
+// selfSign returns the DER of a server certificate for hosts and the
+// gateway id, signed by key itself.
+func selfSign(key *ecdsa.PrivateKey, id string, hosts []string, now time.Time) ([]byte, error) {
 	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 127))
 	if err != nil {
 		return nil, err
@@ -181,7 +194,40 @@ func selfSign(key *ecdsa.PrivateKey, hosts []string, now time.Time) ([]byte, err
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
+	if id != "" {
+		tmpl.URIs = append(tmpl.URIs, &url.URL{Scheme: "urn", Opaque: idURN + id})
+	}
 	return x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+}
+
+// idURN is the start of the URI SAN that names the gateway, after
+// "urn:".
+const idURN = "openhal:gateway:"
+
+// GatewayID returns the gateway id a certificate carries (its URI SAN
+// urn:openhal:gateway:ID), or "" for one without: made by an earlier
+// version, or the operator's own. It is the certificate's claim, not
+// proof: a client trusts a fingerprint, and files it under this id.
+func GatewayID(c *x509.Certificate) string {
+	for _, u := range c.URIs {
+		if id, ok := strings.CutPrefix(u.Opaque, idURN); ok && u.Scheme == "urn" && validID(id) {
+			return id
+		}
+	}
+	return ""
+}
+
+// validID reports whether id is a gateway id: 32 lowercase hex digits.
+func validID(id string) bool {
+	if len(id) != 32 {
+		return false
+	}
+	for _, r := range id {
+		if !('0' <= r && r <= '9' || 'a' <= r && r <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func maxTime(a, b time.Time) time.Time {

@@ -23,7 +23,7 @@ var hexFingerprint = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 func TestCreate(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tls")
-	cert, created, err := LoadOrCreate(dir, "", "", []string{"gw.lan", "192.168.1.20", "0.0.0.0", "", "::", "localhost"})
+	cert, created, err := LoadOrCreate(dir, "", "", Identity{GatewayID: testID, Hosts: []string{"gw.lan", "192.168.1.20", "0.0.0.0", "", "::", "localhost"}})
 	if err != nil || !created {
 		t.Fatalf("LoadOrCreate = created %v, %v; want a new certificate", created, err)
 	}
@@ -68,6 +68,46 @@ func TestCreate(t *testing.T) {
 	if min := time.Now().Add(validity - time.Hour); leaf.NotAfter.Before(min) {
 		t.Errorf("NotAfter %v, want at least %v", leaf.NotAfter, min)
 	}
+	if len(leaf.URIs) != 1 || leaf.URIs[0].String() != "urn:openhal:gateway:"+testID || GatewayID(leaf) != testID {
+		t.Errorf("URIs %v, GatewayID %q; want urn:openhal:gateway:%s", leaf.URIs, GatewayID(leaf), testID)
+	}
+}
+
+const testID = "0123456789abcdef0123456789abcdef"
+
+// A certificate without an id (made before ids, or the operator's own),
+// or with a URI that is not a gateway id, has none; the kept certificate
+// is not remade to add one.
+func TestGatewayIDAbsent(t *testing.T) {
+	dir := t.TempDir()
+	old, _, err := LoadOrCreate(dir, "", "", Identity{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id := GatewayID(old.Leaf); id != "" {
+		t.Errorf("GatewayID of a certificate without one = %q", id)
+	}
+	kept, created, err := LoadOrCreate(dir, "", "", Identity{GatewayID: testID})
+	if err != nil || created || Fingerprint(kept) != Fingerprint(old) || GatewayID(kept.Leaf) != "" {
+		t.Errorf("LoadOrCreate with an id over a kept certificate: created %v, %v, id %q; want the kept one as it was", created, err, GatewayID(kept.Leaf))
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"not-hex", strings.ToUpper(testID), testID + "00"} {
+		der, err := selfSign(key, id, nil, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		leaf, err := x509.ParseCertificate(der)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := GatewayID(leaf); got != "" {
+			t.Errorf("GatewayID with URI for %q = %q, want none", id, got)
+		}
+	}
 }
 
 // TestUnsetClock: a certificate made while the clock says 1970 (a Pi
@@ -77,7 +117,7 @@ func TestUnsetClock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	der, err := selfSign(key, []string{"localhost"}, time.Unix(3600, 0))
+	der, err := selfSign(key, "", []string{"localhost"}, time.Unix(3600, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +132,7 @@ func TestUnsetClock(t *testing.T) {
 
 func TestReloadKeepsTheCertificate(t *testing.T) {
 	dir := t.TempDir()
-	first, _, err := LoadOrCreate(dir, "", "", nil)
+	first, _, err := LoadOrCreate(dir, "", "", Identity{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +140,7 @@ func TestReloadKeepsTheCertificate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, created, err := LoadOrCreate(dir, "", "", []string{"other.lan"})
+	second, created, err := LoadOrCreate(dir, "", "", Identity{GatewayID: testID, Hosts: []string{"other.lan"}})
 	if err != nil || created {
 		t.Fatalf("second LoadOrCreate = created %v, %v; want the kept certificate", created, err)
 	}
@@ -115,7 +155,7 @@ func TestReloadKeepsTheCertificate(t *testing.T) {
 
 func TestFingerprint(t *testing.T) {
 	dir := t.TempDir()
-	cert, _, err := LoadOrCreate(dir, "", "", nil)
+	cert, _, err := LoadOrCreate(dir, "", "", Identity{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,12 +198,12 @@ func TestParsePin(t *testing.T) {
 
 func TestGivenFiles(t *testing.T) {
 	src := t.TempDir()
-	made, _, err := LoadOrCreate(src, "", "", nil)
+	made, _, err := LoadOrCreate(src, "", "", Identity{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	cert, created, err := LoadOrCreate(dir, filepath.Join(src, CertName), filepath.Join(src, KeyName), nil)
+	cert, created, err := LoadOrCreate(dir, filepath.Join(src, CertName), filepath.Join(src, KeyName), Identity{})
 	if err != nil || created {
 		t.Fatalf("LoadOrCreate with files = created %v, %v", created, err)
 	}
@@ -173,18 +213,18 @@ func TestGivenFiles(t *testing.T) {
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("the state directory got %d files; with given files it needs none", len(entries))
 	}
-	if _, _, err := LoadOrCreate(dir, filepath.Join(src, CertName), "", nil); err == nil || !strings.Contains(err.Error(), "both") {
+	if _, _, err := LoadOrCreate(dir, filepath.Join(src, CertName), "", Identity{}); err == nil || !strings.Contains(err.Error(), "both") {
 		t.Errorf("a certificate without a key file = %v, want an error asking for both", err)
 	}
 }
 
 func TestBadFiles(t *testing.T) {
 	good := t.TempDir()
-	if _, _, err := LoadOrCreate(good, "", "", nil); err != nil {
+	if _, _, err := LoadOrCreate(good, "", "", Identity{}); err != nil {
 		t.Fatal(err)
 	}
 	other := t.TempDir()
-	if _, _, err := LoadOrCreate(other, "", "", nil); err != nil {
+	if _, _, err := LoadOrCreate(other, "", "", Identity{}); err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
@@ -204,7 +244,7 @@ func TestBadFiles(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, _, err := LoadOrCreate(t.TempDir(), tt.cert, tt.key, nil)
+			_, _, err := LoadOrCreate(t.TempDir(), tt.cert, tt.key, Identity{})
 			if err == nil {
 				t.Fatal("LoadOrCreate accepted bad files")
 			}
@@ -222,7 +262,7 @@ func TestBadFiles(t *testing.T) {
 // never written is replaced.
 func TestHalfWritten(t *testing.T) {
 	dir := t.TempDir()
-	if _, _, err := LoadOrCreate(dir, "", "", nil); err != nil {
+	if _, _, err := LoadOrCreate(dir, "", "", Identity{}); err != nil {
 		t.Fatal(err)
 	}
 	certPath, keyPath := filepath.Join(dir, CertName), filepath.Join(dir, KeyName)
@@ -230,7 +270,7 @@ func TestHalfWritten(t *testing.T) {
 	if err := os.Remove(keyPath); err != nil {
 		t.Fatal(err)
 	}
-	_, _, err := LoadOrCreate(dir, "", "", nil)
+	_, _, err := LoadOrCreate(dir, "", "", Identity{})
 	if err == nil || !strings.Contains(err.Error(), keyPath) || !strings.Contains(err.Error(), "remove the certificate") {
 		t.Errorf("a certificate without its key = %v, want an error naming %s", err, keyPath)
 	}
@@ -241,7 +281,7 @@ func TestHalfWritten(t *testing.T) {
 	if err := os.Rename(certPath, keyPath); err != nil { // any leftover file will do
 		t.Fatal(err)
 	}
-	cert, created, err := LoadOrCreate(dir, "", "", nil)
+	cert, created, err := LoadOrCreate(dir, "", "", Identity{})
 	if err != nil || !created || cert.Leaf == nil {
 		t.Errorf("a key without its certificate = created %v, %v; want a new certificate", created, err)
 	}
@@ -251,7 +291,7 @@ func TestHalfWritten(t *testing.T) {
 // root verifies it for localhost over the configuration's TLS, and a
 // client that offers only TLS 1.1 is refused.
 func TestServerConfig(t *testing.T) {
-	cert, _, err := LoadOrCreate(t.TempDir(), "", "", nil)
+	cert, _, err := LoadOrCreate(t.TempDir(), "", "", Identity{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"os"
 
 	"github.com/openhal/gateway/announce"
 	"github.com/openhal/gateway/board"
@@ -61,14 +60,8 @@ func announceInfo(cfg *board.Config, stateDir string, opened listening, httpOpt 
 	if err != nil {
 		return announce.Info{}, err
 	}
-	name := cfg.Hub.Name
-	if name == "" {
-		if name, err = os.Hostname(); err != nil {
-			name = "gateway"
-		}
-	}
 	return announce.Info{
-		Name: name, ID: id, Protocol: "openhal/" + openhal.Version, Level: string(cfg.Hub.Conformance),
+		Name: lanName(cfg), ID: id, Protocol: "openhal/" + openhal.Version, Level: string(cfg.Hub.Conformance),
 		Fingerprint: opened.fingerprint, Console: httpOpt.Console != nil, MCP: httpOpt.MCP != nil,
 	}, nil
 }

@@ -40,7 +40,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	runRogueIfAsked() // this binary run again as a rogue responder (rogue_test.go)
+	forgetKnownGateways := isolateKnownGateways()
 	code := m.Run()
+	forgetKnownGateways()
 	if buildDir != "" {
 		os.RemoveAll(buildDir)
 	}

@@ -23,14 +23,14 @@ import (
 // in CI.
 
 // lanConfig listens on every address of A: WebSocket over TLS, plain
-// WebSocket and TCP.
+// WebSocket and TCP (said insecure).
 const lanConfig = `board: sim
 hub:
   name: %q
   announce: %s
   listen:
-    http: 0.0.0.0:7750
-    tcp: 0.0.0.0:7751
+    http: {address: 0.0.0.0:7750, insecure: true}
+    tcp: {address: 0.0.0.0:7751, insecure: true}
     wss: 0.0.0.0:7752
 `
 
@@ -65,7 +65,7 @@ func TestBinaryLANDiscover(t *testing.T) {
 			want := discover.Gateway{
 				Name: "Bench Pi", ID: strings.TrimSpace(string(id)), Host: found.Host, Addresses: []string{"10.77.0.1"},
 				URLs:        []string{"wss://10.77.0.1:7752/hal", "tcp://10.77.0.1:7751"},
-				Fingerprint: fp[1], Level: "full", Protocol: "openhal/0.1", Console: true,
+				Fingerprint: fp[1], Level: "full", Protocol: "openhal/0.1", Console: true, ConsoleURL: "https://10.77.0.1:7752/",
 			}
 			if !equalJSON(found, want) {
 				t.Errorf("discovered\n%+v\nwant\n%+v", found, want)
@@ -80,7 +80,7 @@ func TestBinaryLANDiscover(t *testing.T) {
 				t.Errorf("discover --json: %v, exit %d, stdout %s, stderr %s", err, r.code, r.stdout, r.stderr)
 			}
 			r = gwIn(t, in, "devices", "--hub", "Bench Pi", "--state-dir", dir)
-			if r.code != 1 || !strings.Contains(r.stderr, "announces the certificate fingerprint "+fp[1]) || !strings.Contains(r.stderr, "--trust-announced") {
+			if r.code != 1 || !strings.Contains(r.stderr, "certificate's SHA-256 fingerprint is "+fp[1]) || !strings.Contains(r.stderr, "--trust-announced") {
 				t.Errorf("devices --hub NAME without a pin: exit %d, stderr %q; want a refusal naming the fingerprint and --trust-announced", r.code, r.stderr)
 			}
 			r = gwIn(t, in, "devices", "--hub", "Bench Pi", "--trust-announced", "--state-dir", dir)
@@ -131,6 +131,7 @@ func TestBinaryLANIDStableAcrossRestarts(t *testing.T) {
 // ready.
 func startLANGateway(t *testing.T, side lantest.Side, dir, config, bus string) *gateway {
 	t.Helper()
+	ownKnownGateways(t) // the LAN's addresses and names are every LAN test's
 	path := filepath.Join(t.TempDir(), "gateway.yaml")
 	if err := os.WriteFile(path, []byte(config), 0o600); err != nil {
 		t.Fatal(err)

@@ -105,14 +105,25 @@ func TestBinaryTLS(t *testing.T) {
 	}
 	w.out.waitFor(t, from, watchTS+`sim\.led = true \(seq \d+\)$`, waitLong)
 
+	// The pinned commands recorded the gateway in the known-gateways
+	// file: without a pin it is known now. Another pin is refused all
+	// the same.
 	other := strings.Repeat("ab", 32)
 	for _, hub := range []string{wss, tls} {
 		r := gw(t, "read", "sim.led", "--hub", hub, "--fingerprint", other, "--state-dir", dir)
 		wantOneLineError(t, r, fmt.Sprintf("presented a certificate with fingerprint %s, not the pinned %s", fp, other))
-		r = gw(t, "read", "sim.led", "--hub", hub, "--state-dir", dir)
-		wantOneLineError(t, r, "does not trust")
-		if !strings.Contains(r.stderr, "pass --fingerprint") || strings.Contains(r.stderr, fp) {
-			t.Errorf("without a pin: %q; want the hint and not the presented fingerprint", r.stderr)
+		if out := gwOK(t, "read", "sim.led", "--hub", hub, "--state-dir", dir); out != "true\n" {
+			t.Errorf("read of a known gateway without a pin printed %q", out)
+		}
+	}
+	// A user who never met it, and no terminal to ask: refused, with
+	// the fingerprint to compare and the flag that trusts it.
+	ownKnownGateways(t)
+	for _, hub := range []string{wss, tls} {
+		r := gw(t, "read", "sim.led", "--hub", hub, "--state-dir", dir)
+		wantOneLineError(t, r, "is not known yet, and there is no terminal to ask: its certificate's SHA-256 fingerprint is "+fp)
+		if !strings.Contains(r.stderr, "--fingerprint "+fp) || !strings.Contains(r.stderr, "`gateway status`") {
+			t.Errorf("without a pin: %q; want how to check and trust it", r.stderr)
 		}
 	}
 	wantOneLineError(t, gw(t, "read", "sim.led", "--hub", g.ws, "--fingerprint", fp, "--state-dir", dir), "a certificate fingerprint needs a TLS URL")
@@ -136,7 +147,7 @@ func TestBinaryTLS(t *testing.T) {
 // with their paths.
 func TestBinaryTLSFiles(t *testing.T) {
 	certDir := t.TempDir()
-	if _, _, err := tlscert.LoadOrCreate(certDir, "", "", nil); err != nil {
+	if _, _, err := tlscert.LoadOrCreate(certDir, "", "", tlscert.Identity{}); err != nil {
 		t.Fatal(err)
 	}
 	certPath, keyPath := filepath.Join(certDir, tlscert.CertName), filepath.Join(certDir, tlscert.KeyName)

@@ -54,16 +54,27 @@ type clientFlags struct {
 	timeout                 time.Duration
 
 	// hubName is the --hub NAME resolveHub (hubname.go) found, with
-	// trustAnnounced, its --trust-announced.
+	// trustAnnounced, its --trust-announced, and announced the
+	// fingerprint it announced.
 	hubName        string
 	trustAnnounced bool
+	announced      string
+	// insecure is --insecure: plain transports off loopback allowed.
+	insecure bool
+	// ask asks a person at a terminal about a gateway met for the first
+	// time (clienttrust.go); nil: nobody is asked (gateway mcp).
+	ask *prompter
+	// hold stops --timeout while a person is asked, and returns what
+	// starts it again; nil without a timeout.
+	hold func() (resume func())
 }
 
 // newClientFlags returns a command's FlagSet with the common flags, and
 // --timeout for a command that ends by itself (not watch). The FlagSet
 // prints nothing itself (usage.go).
-func newClientFlags(name, synopsis string, timed bool, _ io.Writer) (*flag.FlagSet, *clientFlags) {
+func newClientFlags(name, synopsis string, timed bool, stderr io.Writer) (*flag.FlagSet, *clientFlags) {
 	f := &clientFlags{}
+	f.ask = &prompter{in: os.Stdin, out: stderr, hold: f.holdTimeout}
 	fs := newFlagSet(name, synopsis)
 	// Registered empty, so that the usage shows no one default: which hub
 	// is chosen when none is given is chooseHub's.
@@ -73,8 +84,9 @@ func newClientFlags(name, synopsis string, timed bool, _ io.Writer) (*flag.FlagS
 		f.hub, f.hubGiven = h, true
 	}
 	addTrustFlag(fs, &f.trustAnnounced)
+	addInsecureFlag(fs, &f.insecure)
 	fs.StringVar(&f.token, "token", "", "the access `token` (default $GATEWAY_TOKEN, else admin.token in the state directory)")
-	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate, as its log shows at start (default $GATEWAY_FINGERPRINT)")
+	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate, as `gateway status` shows it on the gateway (default $GATEWAY_FINGERPRINT); a gateway not known yet is then recorded in the known-gateways file")
 	f.stateDir = defaultStateDir()
 	fs.Var(givenFlag{&f.stateDir, &f.stateDirGiven}, "state-dir", "the gateway's state `directory`, where admin.token is and the running gateway says where it listens")
 	fs.BoolVar(&f.json, "json", false, "machine-readable output")
@@ -170,15 +182,17 @@ func (f *clientFlags) resolveToken() (tok, from string) {
 	return "", err.Error()
 }
 
-// options are the client's options: the token and the certificate's
-// fingerprint. $GATEWAY_FINGERPRINT applies to TLS URLs only, so that it
-// may stay set while --hub names another transport; --fingerprint with a
-// URL without TLS is refused by halclient.
+// options are the client's options: the token, the certificate's
+// fingerprint and the trust in gateways (clienttrust.go).
+// $GATEWAY_FINGERPRINT applies to TLS URLs only, so that it may stay set
+// while --hub names another transport; --fingerprint with a URL without
+// TLS is refused by halclient.
 func (f *clientFlags) options(tok string) halclient.Options {
 	opt := halclient.Options{Token: tok, ClientName: "gateway", ClientVersion: version, Fingerprint: f.fingerprint}
 	if opt.Fingerprint == "" && (strings.HasPrefix(f.hub, "wss://") || strings.HasPrefix(f.hub, "tls://")) {
 		opt.Fingerprint = os.Getenv("GATEWAY_FINGERPRINT")
 	}
+	f.trustOptions(&opt, f.ask)
 	return opt
 }
 
@@ -192,7 +206,7 @@ func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
 	if err == nil {
 		return c, nil
 	}
-	err = f.worded(err)
+	err = clearTextHint(f.worded(err))
 	var he *halclient.HubError
 	switch {
 	case errors.As(err, &he) && he.Reason() == "token_missing":
@@ -225,14 +239,43 @@ func (f *clientFlags) explain(err error) error {
 	return err
 }
 
-// context ends on an interrupt, and after --timeout when timed.
+// context ends on an interrupt, and after --timeout when timed. The
+// timeout stands still while a person is asked whether to trust a
+// gateway (holdTimeout): a person may take longer than a hub.
 func (f *clientFlags) context(timed bool) (context.Context, context.CancelFunc) {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	if !timed {
 		return ctx, stop
 	}
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
-	return ctx, func() { cancel(); stop() }
+	tctx, cancel := context.WithCancelCause(ctx)
+	t := time.AfterFunc(f.timeout, func() { cancel(context.DeadlineExceeded) })
+	f.hold = func() func() {
+		if !t.Stop() {
+			return func() {}
+		}
+		return func() { t.Reset(f.timeout) }
+	}
+	return timeoutContext{tctx}, func() { t.Stop(); cancel(nil); stop() }
+}
+
+// holdTimeout stops --timeout until resume is called.
+func (f *clientFlags) holdTimeout() (resume func()) {
+	if f.hold == nil {
+		return func() {}
+	}
+	return f.hold()
+}
+
+// timeoutContext ends with context.DeadlineExceeded when its timer
+// cancelled it (its cause), as context.WithTimeout's would.
+type timeoutContext struct{ context.Context }
+
+func (c timeoutContext) Err() error {
+	err := c.Context.Err()
+	if err != nil && errors.Is(context.Cause(c.Context), context.DeadlineExceeded) {
+		return context.DeadlineExceeded
+	}
+	return err
 }
 
 // call makes one request and returns the raw result, with an error answer
@@ -493,7 +536,7 @@ func runWatch(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if f.json {
 		p.status = stderr
 	}
-	err = f.worded(halclient.Watch(ctx, f.hub, opt, p.event))
+	err = clearTextHint(f.worded(halclient.Watch(ctx, f.hub, opt, p.event)))
 	var he *halclient.HubError
 	switch {
 	case p.err != nil:

@@ -63,9 +63,9 @@ func printGateways(w io.Writer, gws []discover.Gateway, waited time.Duration) {
 		return
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tADDRESSES\tURLS\tLEVEL\tFINGERPRINT")
+	fmt.Fprintln(tw, "NAME\tADDRESSES\tURLS\tCONSOLE\tLEVEL\tFINGERPRINT")
 	for _, g := range gws {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", g.Name, strings.Join(g.Addresses, ","), strings.Join(g.URLs, " "), g.Level, dash(g.Fingerprint))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", g.Name, strings.Join(g.Addresses, ","), strings.Join(g.URLs, " "), dash(g.ConsoleURL), g.Level, dash(g.Fingerprint))
 	}
 	tw.Flush()
 }
@@ -94,5 +94,5 @@ func printEvent(w io.Writer, e discover.Event, asJSON bool) {
 		return
 	}
 	g := e.Gateway
-	fmt.Fprintf(w, "+ %s %s level=%s fingerprint=%s\n", g.Name, strings.Join(g.URLs, " "), g.Level, dash(g.Fingerprint))
+	fmt.Fprintf(w, "+ %s %s console=%s level=%s fingerprint=%s\n", g.Name, strings.Join(g.URLs, " "), dash(g.ConsoleURL), g.Level, dash(g.Fingerprint))
 }

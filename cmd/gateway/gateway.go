@@ -95,8 +95,15 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 	hist := newHistory(cfg.Hub.History, log)
 	defer hist.Subscribe(reg)()
 	adapters := &adapterService{} // its supervisor is set once the Hub exists
+	// The certificate before any listener, so that gateway status tells
+	// its fingerprint from the first connection on.
+	id := gatewayID(stateDir, log)
+	cert, err := serverCertificate(cfg, stateDir, id, sockets, log)
+	if err != nil {
+		return err
+	}
 	// gateway status's service: its Hub and supervisor are set likewise.
-	status := newStatusService(cfg)
+	status := newStatusService(cfg, id, cert.fingerprint)
 	statusKicks, kickStatus := newKicker()
 	var stopButtons []string
 	if id := cfg.StopButton(); id != "" {
@@ -187,7 +194,7 @@ func runGateway(stop context.Context, cfg *board.Config, stateDir string, web ht
 		defer mcpHandler.Close()
 		httpOpt.MCP, stopMCP = mcpHandler, mcpHandler.Close
 	}
-	opened, err := listen(ctx, cfg, stateDir, hub, sockets, httpOpt, log)
+	opened, err := listen(ctx, cfg, cert, hub, sockets, httpOpt, log)
 	if err != nil {
 		return err
 	}
@@ -432,7 +439,7 @@ type listening struct {
 // listen opens every configured listener, and closes those already open
 // when one fails, so that a port that is taken stops the start with
 // nothing half open.
-func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub.Hub, sockets *systemd.Sockets, httpOpt halhub.HTTPOptions, log *slog.Logger) (_ listening, err error) {
+func listen(ctx context.Context, cfg *board.Config, cert serverCert, hub *halhub.Hub, sockets *systemd.Sockets, httpOpt halhub.HTTPOptions, log *slog.Logger) (_ listening, err error) {
 	var network []announce.Listener
 	var rec statedir.Running
 	var closers []func()
@@ -449,25 +456,17 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 		}
 	}()
 	l := cfg.Hub.Listen
-	var tlsConf *tls.Config
-	var fingerprint string
-	if l.WSS != "" || l.TLS != "" {
-		cert, err := loadCertificate(cfg, stateDir, log)
-		if err != nil {
-			return listening{}, err
-		}
-		tlsConf, fingerprint = tlscert.ServerConfig(cert), tlscert.Fingerprint(cert)
-		rec.Fingerprint = fingerprint
-	}
+	fingerprint := cert.fingerprint
+	rec.Fingerprint = fingerprint
 	for _, t := range []struct {
 		name, addr        string // in the configuration
 		transport, scheme string // as logged, and of the URL
 		secure, web       bool
 	}{
-		{"http", l.HTTP, "websocket", "ws", false, true},
-		{"wss", l.WSS, "wss", "wss", true, true},
-		{"tcp", l.TCP, "tcp", "tcp", false, false},
-		{"tls", l.TLS, "tls", "tls", true, false},
+		{"http", l.HTTP.Addr, "websocket", "ws", false, true},
+		{"wss", l.WSS.Addr, "wss", "wss", true, true},
+		{"tcp", l.TCP.Addr, "tcp", "tcp", false, false},
+		{"tls", l.TLS.Addr, "tls", "tls", true, false},
 	} {
 		// A socket systemd passes by this name is used even when the
 		// configuration disables the listener: the unit is the
@@ -477,11 +476,14 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 		}
 		var tc *tls.Config
 		if t.secure {
-			tc = tlsConf
+			tc = cert.conf
 		}
 		ln, activated, err := listenTCP(ctx, sockets, t.name, t.addr, tc, hub)
 		if err != nil {
 			return listening{}, err
+		}
+		if activated && !t.secure {
+			warnActivatedPlain(log, t.name, ln.Addr())
 		}
 		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
 			network = append(network, announce.Listener{Kind: t.name, Addr: ap})
@@ -504,7 +506,7 @@ func listen(ctx context.Context, cfg *board.Config, stateDir string, hub *halhub
 			attrs = append(attrs, "socket", "systemd")
 		}
 		log.Info("listening", attrs...)
-		rec.Hubs = append(rec.Hubs, url)
+		rec.Hubs = append(rec.Hubs, localURL(t.scheme, ln.Addr(), t.web))
 		if t.web && httpOpt.Console != nil {
 			log.Info("console", "url", consoleURL(t.secure, ln.Addr()))
 		}
@@ -538,27 +540,63 @@ func listenTCP(ctx context.Context, sockets *systemd.Sockets, name, addr string,
 	return hub.Guard(name, ln, tc), activated, nil
 }
 
-// loadCertificate returns the certificate of the TLS listeners: the
-// configuration's files, or the self-signed one kept in the state
-// directory, made now if there is none. The key is never logged.
-func loadCertificate(cfg *board.Config, stateDir string, log *slog.Logger) (tls.Certificate, error) {
+// serverCert is the TLS listeners' certificate: conf nil and fingerprint
+// "" when no TLS listener is configured nor passed by systemd.
+type serverCert struct {
+	conf        *tls.Config
+	fingerprint string
+}
+
+// serverCertificate loads the certificate of the TLS listeners when
+// there is one: the configuration's files, or the self-signed one kept
+// in the state directory, made now (with the gateway id in it) if there
+// is none. The key is never logged.
+func serverCertificate(cfg *board.Config, stateDir, id string, sockets *systemd.Sockets, log *slog.Logger) (serverCert, error) {
 	l := cfg.Hub.Listen
-	var hosts []string
-	for _, addr := range []string{l.WSS, l.TLS} {
+	if l.WSS.Addr == "" && l.TLS.Addr == "" && !sockets.Has("wss") && !sockets.Has("tls") {
+		return serverCert{}, nil
+	}
+	self := tlscert.Identity{GatewayID: id}
+	for _, addr := range []string{l.WSS.Addr, l.TLS.Addr} {
 		if host, _, err := net.SplitHostPort(addr); err == nil && host != "" {
-			hosts = append(hosts, host)
+			self.Hosts = append(self.Hosts, host)
 		}
 	}
 	dir := filepath.Join(stateDir, "tls")
-	cert, created, err := tlscert.LoadOrCreate(dir, cfg.Hub.TLS.Cert, cfg.Hub.TLS.Key, hosts)
+	cert, created, err := tlscert.LoadOrCreate(dir, cfg.Hub.TLS.Cert, cfg.Hub.TLS.Key, self)
 	if err != nil {
-		return tls.Certificate{}, err
+		return serverCert{}, err
 	}
 	if created {
 		log.Info("created a self-signed TLS certificate", "file", filepath.Join(dir, tlscert.CertName),
-			"fingerprint", tlscert.Fingerprint(cert), "not_after", cert.Leaf.NotAfter.Format(time.DateOnly))
+			"fingerprint", tlscert.Fingerprint(cert), "id", id, "not_after", cert.Leaf.NotAfter.Format(time.DateOnly))
 	}
-	return cert, nil
+	return serverCert{conf: tlscert.ServerConfig(cert), fingerprint: tlscert.Fingerprint(cert)}, nil
+}
+
+// gatewayID is the gateway id kept in the state directory, made on the
+// first start; "" when it cannot be read or made (logged): the gateway
+// then runs without, its certificate made now carries none and nothing
+// is announced.
+func gatewayID(stateDir string, log *slog.Logger) string {
+	id, err := announce.GatewayID(stateDir)
+	if err != nil {
+		log.Error("no gateway id", "err", err)
+	}
+	return id
+}
+
+// warnActivatedPlain logs a plain socket systemd passed on an address off
+// loopback: the configuration's insecure does not reach the socket
+// units, so the start-up log says what they do (openhal-0.1 §2).
+func warnActivatedPlain(log *slog.Logger, name string, addr net.Addr) {
+	ap, err := netip.ParseAddrPort(addr.String())
+	if err != nil || board.IsLoopback(ap.Addr().String()) {
+		return
+	}
+	log.Warn("plain socket passed by systemd is off loopback: every token given to it crosses the network in clear; "+
+		"make its socket unit listen on 127.0.0.1 and serve the network with the TLS listeners (docs/install.md)",
+		"name", name, "addr", addr.String())
 }
 
 // defaultUnixGroup is the group the Unix socket is given when the

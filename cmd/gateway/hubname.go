@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -23,7 +22,7 @@ const nameLookup = 6 * time.Second
 
 // addTrustFlag adds --trust-announced to a client command.
 func addTrustFlag(fs *flag.FlagSet, trust *bool) {
-	fs.BoolVar(trust, "trust-announced", false, "with --hub NAME of a TLS gateway: pin the certificate fingerprint the gateway announces on the LAN, unchecked, instead of giving --fingerprint")
+	fs.BoolVar(trust, "trust-announced", false, "with --hub NAME of a gateway not known yet: trust the certificate whose fingerprint the gateway announces on the LAN, unchecked, instead of --fingerprint or a terminal's yes (recorded like those)")
 }
 
 // secureURL reports whether u is a TLS URL (wss://, tls://).
@@ -35,8 +34,9 @@ func secureURL(u string) bool {
 func isHubURL(hub string) bool { return hub == "" || strings.Contains(hub, "://") }
 
 // resolveHub replaces a --hub NAME by the URL the gateway of that name
-// announces, and, with --trust-announced, takes its announced
-// fingerprint as the pin. The name is kept in f.hubName.
+// announces, and notes the fingerprint it announces, which
+// --trust-announced takes on first contact. The name is kept in
+// f.hubName.
 func (f *clientFlags) resolveHub(ctx context.Context) error {
 	if isHubURL(f.hub) {
 		return nil
@@ -45,66 +45,57 @@ func (f *clientFlags) resolveHub(ctx context.Context) error {
 	defer cancel()
 	g, err := discover.Find(ctx, discover.LookupType, f.hub)
 	if errors.Is(err, discover.ErrNotFound) {
-		return fmt.Errorf("--hub %s: no gateway of that name answered on the LAN within %s (`gateway discover` lists those that do; a URL such as ws://HOST:7750/hal reaches one that is not announced)", f.hub, nameLookup)
+		return fmt.Errorf("--hub %s: no gateway of that name answered on the LAN within %s (`gateway discover` lists those that do; a URL such as wss://HOST:7752/hal reaches one that is not announced)", f.hub, nameLookup)
 	}
 	if err != nil {
 		return fmt.Errorf("--hub %s: %w", f.hub, err)
 	}
-	url, pin, err := dialOf(g, f.fingerprint != "" || os.Getenv("GATEWAY_FINGERPRINT") != "", f.trustAnnounced)
+	url, announced, err := dialOf(g, f.insecure)
 	if err != nil {
 		return fmt.Errorf("--hub %s: %w", f.hub, err)
 	}
-	f.hubName, f.hub = f.hub, url
-	if pin != "" {
-		f.fingerprint = pin
-	}
+	f.hubName, f.hub, f.announced = f.hub, url, announced
 	return nil
 }
 
-// dialOf picks the URL to dial of a discovered gateway (a TLS one first,
-// so that a token never goes in clear when the gateway offers TLS; then
-// the WebSocket, listed first) and the pin to use: the announced
-// fingerprint only when trusted, since anyone on the LAN can announce any
-// name. A TLS gateway without a pin given or trusted is an error that
-// says both ways.
-func dialOf(g discover.Gateway, pinGiven, trust bool) (url, pin string, err error) {
+// dialOf picks the URL to dial of a discovered gateway, a TLS one (the
+// WebSocket first), and returns the fingerprint it announces. A gateway
+// that announces only plain transports is refused unless insecure:
+// anyone on the LAN can announce any name with tls=0, and the token
+// would go to it in clear. The announced fingerprint is never trusted
+// here: halclient checks the certificate against the known-gateways
+// file, and only on first contact does --trust-announced take it.
+func dialOf(g discover.Gateway, insecure bool) (url, announced string, err error) {
 	if len(g.URLs) == 0 {
 		return "", "", fmt.Errorf("gateway %q announced no URL", g.Name)
 	}
-	url = g.URLs[0]
 	if i := slices.IndexFunc(g.URLs, secureURL); i >= 0 {
-		url = g.URLs[i]
+		fp, err := tlscert.ParsePin(g.Fingerprint)
+		if err != nil {
+			fp = "" // none, or not one: nothing to take on first contact
+		}
+		return g.URLs[i], fp, nil
 	}
-	if !secureURL(url) {
-		return url, "", nil
+	if !insecure {
+		return "", "", fmt.Errorf("gateway %q announces only plain transports (%s): the token would cross the LAN in clear, "+
+			"to whatever answers in that name; refused, nothing was sent. Serve the gateway over TLS (hub.listen.wss, docs/install.md), "+
+			"or give --insecure to send the token in clear anyway", g.Name, strings.Join(g.URLs, " "))
 	}
-	switch {
-	case pinGiven:
-		return url, "", nil
-	case g.Fingerprint == "":
-		return "", "", fmt.Errorf("gateway %q at %s announced no certificate fingerprint: give --fingerprint", g.Name, url)
-	}
-	fp, err := tlscert.ParsePin(g.Fingerprint)
-	if err != nil {
-		return "", "", fmt.Errorf("gateway %q at %s announced a bad fingerprint %q: %w", g.Name, url, g.Fingerprint, err)
-	}
-	if !trust {
-		return "", "", fmt.Errorf("gateway %q at %s uses TLS; it announces the certificate fingerprint %s: compare it with the one the gateway logs at start, then give --fingerprint %s, or --trust-announced to take the announcement's word", g.Name, url, fp, fp)
-	}
-	return url, fp, nil
+	return g.URLs[0], "", nil
 }
 
 // nameFlag is the --hub a person gives the CLI to reach the gateway found
 // by name (none for a URL): the name, quoted for a shell when it needs
-// it, and the fingerprint pinned, so that the command pins what this one
-// did rather than trusting a new announcement.
-func (f *clientFlags) nameFlag() string {
+// it, and fp, the fingerprint of the certificate this connection
+// checked, so that the command pins what this one trusted rather than
+// trusting a new announcement.
+func (f *clientFlags) nameFlag(fp string) string {
 	if f.hubName == "" {
 		return ""
 	}
 	flag := shellWord(f.hubName)
-	if f.fingerprint != "" {
-		flag += " --fingerprint " + f.fingerprint
+	if fp != "" {
+		flag += " --fingerprint " + fp
 	}
 	return flag
 }

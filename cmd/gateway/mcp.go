@@ -26,7 +26,7 @@ import (
 // (docs/mcp.md). Standard output carries MCP only; the log goes to
 // standard error, where MCP clients keep it.
 func cmdMCP(args []string, stdout, stderr io.Writer) error {
-	fs := newFlagSet("mcp", "[--hub URL] [--token TOKEN] [--fingerprint SHA256]")
+	fs := newFlagSet("mcp", "[--hub URL|NAME] [--token TOKEN] [--fingerprint SHA256] [--trust-announced] [--insecure]")
 	hub := defaultHub
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
 		hub = h
@@ -34,8 +34,9 @@ func cmdMCP(args []string, stdout, stderr io.Writer) error {
 	var f clientFlags
 	fs.StringVar(&f.hub, "hub", hub, "the gateway's `URL` (ws://, wss://, tcp://, tls:// or unix://), or its name on the LAN (gateway discover); $GATEWAY_HUB sets the default")
 	addTrustFlag(fs, &f.trustAnnounced)
+	addInsecureFlag(fs, &f.insecure)
 	fs.StringVar(&f.token, "token", "", "the agent's `token` (default $GATEWAY_TOKEN); never the admin token of the state directory")
-	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate (default $GATEWAY_FINGERPRINT)")
+	fs.StringVar(&f.fingerprint, "fingerprint", "", "for wss:// and tls://: the SHA-256 `fingerprint` of the gateway's certificate, as `gateway status` shows it on the gateway (default $GATEWAY_FINGERPRINT); a gateway not known yet is then recorded in the known-gateways file")
 	if err := parseNoArgs(fs, args); err != nil {
 		return err
 	}
@@ -55,14 +56,29 @@ func cmdMCP(args []string, stdout, stderr io.Writer) error {
 	if err := f.resolveHub(ctx); err != nil {
 		return err
 	}
+	// Standard input carries MCP: nobody is asked about a gateway met
+	// for the first time; --fingerprint or --trust-announced decide it.
 	opt := f.options(tok)
 	opt.ClientName = "gateway-mcp"
+	first, err := halclient.Dial(ctx, f.hub, opt)
+	if err != nil {
+		return clearTextHint(f.worded(err))
+	}
+	// The bridge's first dial is the connection just checked; the
+	// approval line it suggests pins the certificate that one trusted.
+	dial := func(ctx context.Context) (*halclient.Conn, error) {
+		if c := first; c != nil {
+			first = nil
+			return c, nil
+		}
+		return halclient.Dial(ctx, f.hub, opt)
+	}
 	b, err := mcpbridge.New(ctx, mcpbridge.Options{
-		Dial:       func(ctx context.Context) (*halclient.Conn, error) { return halclient.Dial(ctx, f.hub, opt) },
+		Dial:       dial,
 		Redial:     true,
 		Gateway:    cmp.Or(f.hubName, gatewayName(f.hub)),
 		ConsoleURL: consoleOfHub(f.hub),
-		HubFlag:    cmp.Or(f.nameFlag(), hubFlag(f.hub)),
+		HubFlag:    cmp.Or(f.nameFlag(first.Fingerprint()), hubFlag(f.hub)),
 		Version:    version,
 		Logger:     log,
 	})

@@ -26,6 +26,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	tcpAddr := fs.String("tcp", "", "TCP listen `address` (overrides the configuration)")
 	tlsAddr := fs.String("tls", "", "TCP-over-TLS listen `address` (overrides the configuration)")
 	unixPath := fs.String("unix", "", "Unix socket `path` (overrides the configuration)")
+	insecure := fs.Bool("insecure", false, "let the plain listeners (--http, --tcp) serve addresses off loopback, where tokens cross the network in clear (the configuration's insecure: true)")
 	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 	mcpOn := fs.Bool("mcp", false, "serve /mcp, the Model Context Protocol for AI agents, on the HTTP and HTTPS listeners (overrides the configuration's hub.mcp.enabled)")
 	consoleDir := fs.String("console-dir", "", "serve the console's files from this `dir`ectory (development: console/web), not the embedded ones")
@@ -55,13 +56,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs.Visit(func(f *flag.Flag) {
 		switch f.Name {
 		case "http":
-			cfg.Hub.Listen.HTTP = *httpAddr
+			cfg.Hub.Listen.HTTP.Addr = *httpAddr
 		case "wss":
-			cfg.Hub.Listen.WSS = *wssAddr
+			cfg.Hub.Listen.WSS.Addr = *wssAddr
 		case "tcp":
-			cfg.Hub.Listen.TCP = *tcpAddr
+			cfg.Hub.Listen.TCP.Addr = *tcpAddr
 		case "tls":
-			cfg.Hub.Listen.TLS = *tlsAddr
+			cfg.Hub.Listen.TLS.Addr = *tlsAddr
+		case "insecure":
+			cfg.Hub.Listen.HTTP.Insecure, cfg.Hub.Listen.TCP.Insecure = *insecure, *insecure
 		case "unix":
 			cfg.Hub.Listen.Unix = *unixPath
 		case "mcp":
@@ -145,7 +148,7 @@ func configName(path string) string {
 // noListener reports whether l opens no listener at all: such a gateway
 // would run, and report ready, with no way in.
 func noListener(l board.ListenConfig) bool {
-	return l.HTTP == "" && l.WSS == "" && l.TCP == "" && l.TLS == "" && l.Unix == ""
+	return l.HTTP.Addr == "" && l.WSS.Addr == "" && l.TCP.Addr == "" && l.TLS.Addr == "" && l.Unix == ""
 }
 
 // socketActivated reports whether systemd passed this process listening

@@ -31,6 +31,9 @@ type statusReport struct {
 	Version       string              `json:"version"`
 	Commit        string              `json:"commit"`
 	Board         string              `json:"board"`
+	Name          string              `json:"name"`
+	ID            string              `json:"id,omitempty"`
+	Fingerprint   string              `json:"fingerprint,omitempty"` // of the TLS listeners' certificate
 	StartedAt     time.Time           `json:"startedAt"`
 	UptimeS       float64             `json:"uptimeSeconds"`
 	BootID        string              `json:"bootId"`
@@ -102,6 +105,7 @@ func (f *clientFlags) gatherStatus(ctx context.Context, c *halclient.Conn) (stat
 		return r, fmt.Errorf("decode the answer of %s: %w", methodStatus, err)
 	}
 	r.Commit, r.Board, r.StartedAt, r.UptimeS, r.Adapters, r.Clients = gs.Commit, gs.Board, gs.StartedAt, gs.UptimeS, gs.Adapters, gs.Clients
+	r.Name, r.ID, r.Fingerprint = gs.Name, gs.ID, gs.Fingerprint
 	if raw, err = f.call(ctx, c, openhal.MethodDevicesList, nil, ""); err != nil {
 		return r, err
 	}
@@ -165,7 +169,26 @@ func printStatusScreen(w io.Writer, r statusReport) error {
 	}
 	fmt.Fprintf(tw, "adapters:\t%s\n", adaptersRow(r.Adapters))
 	fmt.Fprintf(tw, "clients:\t%s\n", clientsRow(r.Clients))
+	fmt.Fprintf(tw, "name:\t%s\n", nameRow(r))
+	fmt.Fprintf(tw, "certificate:\t%s\n", certificateRow(r.Fingerprint))
 	return tw.Flush()
+}
+
+// nameRow is the gateway's name on the LAN and its id.
+func nameRow(r statusReport) string {
+	if r.ID == "" {
+		return fmt.Sprintf("%q", r.Name)
+	}
+	return fmt.Sprintf("%q, id %s", r.Name, r.ID)
+}
+
+// certificateRow is the fingerprint a person compares with the one a
+// client asks them to trust at first contact, or a browser shows.
+func certificateRow(fp string) string {
+	if fp == "" {
+		return "none (no TLS listener)"
+	}
+	return "SHA-256 " + fp + " (of wss:// and tls://, the console over https://)"
 }
 
 func devicesRow(s deviceSummary) string {

@@ -27,7 +27,7 @@ const bannerRE = `^EMERGENCY STOP engaged by operator admin at \d{4}-\d\d-\d\d \
 // does, with no supervisor (no adapter enabled).
 func statusBench(t *testing.T) *hubtest.Bench {
 	t.Helper()
-	svc := &statusService{board: "sim", started: time.Now().Add(-time.Hour)}
+	svc := &statusService{board: "sim", name: "bench", id: "0123456789abcdef0123456789abcdef", fp: strings.Repeat("ab", 32), started: time.Now().Add(-time.Hour)}
 	hub := hubtest.New(t, hubtest.Configure(func(o *halhub.Options) { o.Extensions = svc.extensions() }))
 	svc.hub = hub.Hub()
 	return hub
@@ -55,6 +55,8 @@ func TestStatusCommand(t *testing.T) {
 		`^  c-\d+\s+sim\.heater = true \(now false\) by agent bench-agent, expires \d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+$`,
 		`^adapters:\s+none enabled$`,
 		`^clients:\s+\d+ connected \(\d+ admin(, \d+ control_low)?\)$`, // the closed ones may not be gone yet
+		`^name:\s+"bench", id 0123456789abcdef0123456789abcdef$`,
+		`^certificate:\s+SHA-256 (ab){32} \(of wss:// and tls://, the console over https://\)$`,
 	}
 	wantLines(t, "status", out, want)
 
@@ -65,7 +67,7 @@ func TestStatusCommand(t *testing.T) {
 	}
 	// The stop rejected the pending request.
 	stopped := append([]string{bannerRE, `^left as they are: sim\.led \(it declares no safe value\)$`}, want[1:5]...)
-	stopped = append(stopped, `^confirmations:\s+0 pending$`, want[7], want[8])
+	stopped = append(stopped, `^confirmations:\s+0 pending$`, want[7], want[8], want[9], want[10])
 	wantLines(t, "status while stopped", out, stopped)
 
 	out, _, err = runClient(t, cmdStatus, append(admin, "--json")...)
@@ -74,7 +76,8 @@ func TestStatusCommand(t *testing.T) {
 		t.Fatalf("status --json printed %q, %v; want one JSON object", out, err)
 	}
 	if r.Stopped == nil || r.Stopped.Reason != "bench fire" || r.Board != "sim" || r.UptimeS < 3600 || r.Devices.Total != 4 ||
-		r.Devices.ByState[device.StateFault] != 1 || r.Adapters == nil || r.Clients.Total < 1 || r.Version != "test" {
+		r.Devices.ByState[device.StateFault] != 1 || r.Adapters == nil || r.Clients.Total < 1 || r.Version != "test" ||
+		r.Name != "bench" || r.ID != "0123456789abcdef0123456789abcdef" || r.Fingerprint != strings.Repeat("ab", 32) {
 		t.Errorf("status --json = %s", out)
 	}
 }

@@ -27,6 +27,9 @@ const methodStatus = "gateway/status"
 // made, so hub and sup are set once they exist, before any listener opens.
 type statusService struct {
 	board   string
+	name    string    // the gateway's name on the LAN
+	id      string    // the gateway id
+	fp      string    // the TLS listeners' certificate's fingerprint
 	started time.Time // with its monotonic reading: uptime ignores clock jumps
 	hub     *halhub.Hub
 	sup     *supervisor.Supervisor
@@ -34,12 +37,19 @@ type statusService struct {
 
 // gatewayStatus is the answer of methodStatus.
 type gatewayStatus struct {
-	Version   string              `json:"version"`
-	Commit    string              `json:"commit"`
-	Board     string              `json:"board"`
-	StartedAt time.Time           `json:"startedAt"`
-	UptimeS   float64             `json:"uptimeSeconds"`
-	Clients   halhub.ClientCounts `json:"clients"`
+	Version string `json:"version"`
+	Commit  string `json:"commit"`
+	Board   string `json:"board"`
+	// Name is the gateway's name on the LAN (hub.name, else the host
+	// name), ID its gateway id, and Fingerprint the SHA-256 of its TLS
+	// listeners' certificate ("" without one): what a person compares
+	// with what a client or a browser is shown at first contact.
+	Name        string              `json:"name"`
+	ID          string              `json:"id,omitempty"`
+	Fingerprint string              `json:"fingerprint,omitempty"`
+	StartedAt   time.Time           `json:"startedAt"`
+	UptimeS     float64             `json:"uptimeSeconds"`
+	Clients     halhub.ClientCounts `json:"clients"`
 	// Adapters is null when the caller may not see them.
 	Adapters []adapterState `json:"adapters"`
 }
@@ -52,9 +62,22 @@ type adapterState struct {
 	Detail string         `json:"detail,omitempty"`
 }
 
-// newStatusService notes the board and the start of this run.
-func newStatusService(cfg *board.Config) *statusService {
-	return &statusService{board: boardName(cfg), started: time.Now()}
+// newStatusService notes the board, the gateway's name, id and
+// certificate, and the start of this run.
+func newStatusService(cfg *board.Config, id, fingerprint string) *statusService {
+	return &statusService{board: boardName(cfg), name: lanName(cfg), id: id, fp: fingerprint, started: time.Now()}
+}
+
+// lanName is the gateway's name on the LAN: hub.name, else the host
+// name.
+func lanName(cfg *board.Config) string {
+	if cfg.Hub.Name != "" {
+		return cfg.Hub.Name
+	}
+	if name, err := os.Hostname(); err == nil {
+		return name
+	}
+	return "gateway"
 }
 
 // boardName is the configuration's board, with the profile detected when
@@ -80,6 +103,7 @@ func (s *statusService) status(ctx context.Context, params json.RawMessage) (any
 	}
 	st := gatewayStatus{
 		Version: version, Commit: commit, Board: s.board,
+		Name: s.name, ID: s.id, Fingerprint: s.fp,
 		StartedAt: s.started.UTC(), UptimeS: time.Since(s.started).Seconds(),
 		Clients: s.hub.Clients(),
 	}

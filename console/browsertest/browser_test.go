@@ -46,10 +46,11 @@ type page struct {
 	ctx context.Context
 }
 
-// newPage starts chromium for the test; the end of the test closes it and
-// removes its profile. An exception the page's scripts leave uncaught
-// fails the test; console errors and warnings go to its log.
-func newPage(t *testing.T) *page {
+// newPage starts chromium for the test, with more of its options if
+// given; the end of the test closes it and removes its profile. An
+// exception the page's scripts leave uncaught fails the test; console
+// errors and warnings go to its log.
+func newPage(t *testing.T, more ...chromedp.ExecAllocatorOption) *page {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chromiumPath(t)),
@@ -58,6 +59,7 @@ func newPage(t *testing.T) *page {
 		chromedp.WindowSize(desktopW, desktopH),
 		chromedp.DisableGPU,
 	)
+	opts = append(opts, more...)
 	actx, acancel := chromedp.NewExecAllocator(context.Background(), opts...)
 	errs := &pageErrors{}
 	ctx, cancel := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf), chromedp.WithListener(errs.listen))

@@ -11,6 +11,7 @@ require (
 require (
 	github.com/coder/websocket v1.8.15 // indirect
 	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+	golang.org/x/sys v0.41.0 // indirect
 )
 
 replace github.com/openhal/gateway => ../..

@@ -10,6 +10,7 @@ import { Confirmations, useConfirmations } from "./confirmations.js";
 import { StopBar, useStop } from "./stop.js";
 import { Adapters } from "./adapters.js";
 import { Audit } from "./audit.js";
+import { About } from "./about.js";
 
 const tokenKey = "gateway.token";
 const views = ["bench", "confirmations", "adapters", "audit"];
@@ -57,7 +58,8 @@ function Console({ token, onRefused, onLogout }) {
 		${view === "bench" && html`<${Bench} conn=${conn} devices=${devices} values=${values} confirmations=${confirmations} onPending=${putConfirmation} />`}
 		${view === "confirmations" && html`<${Confirmations} conn=${conn} list=${confirmations} values=${values} />`}
 		${view === "adapters" && html`<${Adapters} conn=${conn} />`}
-		${view === "audit" && html`<${Audit} conn=${conn} />`}`}`;
+		${view === "audit" && html`<${Audit} conn=${conn} />`}
+		<${About} conn=${conn} />`}`;
 }
 
 // useView is the view the location's hash names, the bench by default.

@@ -118,8 +118,12 @@ SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1 systemd-nspawn -q -D "$rootfs" --volatile=ove
 	--register=no --keep-unit --private-network --machine=gatewaytest \
 	--bind="$harness":/harness --console=read-only -b >"$harness/console.log" 2>&1 &
 nspawn_pid=$!
+# The container's init is the child of systemd-nspawn that runs systemd:
+# nspawn may first fork a helper that sets the container up and exits.
 for _ in $(seq 200); do
-	pid1=$(pgrep -P "$nspawn_pid" | head -n1)
+	for p in $(pgrep -P "$nspawn_pid"); do
+		[ "$(cat "/proc/$p/comm" 2>/dev/null)" = systemd ] && pid1=$p
+	done
 	[ -n "$pid1" ] && break
 	sleep 0.05
 done
@@ -166,6 +170,21 @@ wait_for() {
 	return 1
 }
 is_active() { [ "$(prop gateway.service ActiveState)" = active ]; }
+# tls_handshake PORT: a TLS handshake with 127.0.0.1:PORT completes.
+tls_handshake() {
+	ct python3 -c 'import socket, ssl, sys
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+with socket.create_connection(("127.0.0.1", int(sys.argv[1])), 3) as s:
+    ctx.wrap_socket(s).close()' "$1" >/dev/null 2>&1
+}
+# https_get PORT PATH: the body of https://127.0.0.1:PORT/PATH, any certificate.
+https_get() {
+	ct python3 -c 'import ssl, sys, urllib.request
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
+print(urllib.request.urlopen("https://127.0.0.1:%s%s" % (sys.argv[1], sys.argv[2]), context=ctx, timeout=5).read().decode())' "$1" "$2" 2>&1
+}
 has_devices() { cli devices --json 2>/dev/null | grep -q "$1"; }
 
 # Test settings: a short start timeout (a gateway that never sends READY
@@ -233,6 +252,55 @@ ct test -s /var/lib/gateway/admin.token || detail="$detail no /var/lib/gateway/a
 check "the installed package starts with its default configuration (board generic)" \
 	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
 ct systemctl stop gateway.service
+
+# No token in clear on the LAN after install (issue 28): the sockets and the
+# service as a boot starts them, with the package's own configuration.
+# Every TCP listener of the container off loopback must be TLS (a
+# handshake completes); the plain ports are on 127.0.0.1 only; the wss
+# listener serves the console over https.
+ct systemctl start gateway.socket gateway-tcp.socket gateway.service
+detail=
+wait_for 5 cli devices || detail="the gateway does not answer on ws://127.0.0.1:7750;"
+listeners=$(nsenter -t "$pid1" -n ss -ltnH | awk '{print $4}' | sort -u | tr '\n' ' ')
+lan=
+for l in $listeners; do
+	case ${l%:*} in 127.*|"[::1]") continue ;; esac
+	lan="$lan $l"
+	tls_handshake "${l##*:}" || detail="$detail $l off loopback does not speak TLS;"
+done
+# A wildcard listener shows as *:PORT (both families) or 0.0.0.0:PORT.
+for want in 127.0.0.1:7750 127.0.0.1:7751 '*:7752|0.0.0.0:7752' '*:7753|0.0.0.0:7753'; do
+	found=
+	for l in $listeners; do
+		case "|$want|" in *"|$l|"*) found=1 ;; esac
+	done
+	[ -n "$found" ] || detail="$detail nothing listens on $want;"
+done
+fp=$(cli status --json 2>/dev/null | sed -n 's/.*"fingerprint":"\([0-9a-f]*\)".*/\1/p')
+[ -n "$fp" ] || detail="$detail gateway status shows no fingerprint;"
+page=$(https_get 7752 /)
+case $page in *"<title>Gateway console</title>"*) ;; *) detail="$detail https://127.0.0.1:7752/ is not the console: ${page:0:80};" ;; esac
+out=$(cli status --hub wss://127.0.0.1:7752/hal --fingerprint "$fp" 2>&1) || detail="$detail status over wss with its fingerprint: $out;"
+case $out in *"SHA-256 $fp"*) ;; *) detail="$detail status over wss does not show the fingerprint: $out;" ;; esac
+check "after install, nothing plain listens off loopback (listening:$lan off loopback, all TLS; console on https://:7752/)" \
+	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
+
+# A plain socket that an operator's drop-in puts on the LAN is served, and
+# the gateway says at start that tokens cross it in clear.
+ct systemctl stop gateway.service gateway.socket gateway-tcp.socket
+ct mkdir -p /etc/systemd/system/gateway.socket.d
+ct sh -c 'printf "[Socket]\nListenStream=\nListenStream=0.0.0.0:7750\n" >/etc/systemd/system/gateway.socket.d/lan.conf'
+ct systemctl daemon-reload
+c=$(cursor)
+ct systemctl start gateway.socket gateway.service
+detail=
+journal_since "$c" | grep -q 'gateway\[[0-9]*\]: .*level=WARN msg="plain socket passed by systemd is off loopback: every token given to it crosses the network in clear.*name=http addr=0.0.0.0:7750' ||
+	detail="no warning of the plain socket on 0.0.0.0:7750 in the journal;"
+check "a plain socket on 0.0.0.0 handed over by systemd: served, and warned at start" \
+	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
+ct systemctl stop gateway.service gateway.socket
+ct rm -rf /etc/systemd/system/gateway.socket.d
+ct systemctl daemon-reload
 
 # (a) active only after READY=1.
 put_test_config ""

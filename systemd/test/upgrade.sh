@@ -42,3 +42,53 @@ check "upgrade $old_version -> $new_version: configuration and tokens kept, rest
 	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
 
 ct dpkg -P gateway >/dev/null 2>&1
+
+# Upgrade from a configuration that serves plain HTTP and TCP on every
+# address, as the package shipped before issue 28, edited by the operator
+# (so dpkg keeps it as it is). An older version ran it; here the older
+# build is this binary, which refuses that file, so the run before the
+# upgrade gets the same listeners from a drop-in's flags (with
+# --insecure, as an older version needed nothing) and the file is put
+# back as the older version had it once the gateway runs. The new
+# package's postinst must say why the file is refused and leave the
+# running gateway alone; a start then refuses the file naming
+# insecure: true, and the file changed as docs/install.md says starts.
+ct dpkg -i /harness/gateway_old_amd64.deb >/dev/null 2>&1 || say "dpkg -i of the older build failed"
+put_test_config ""
+ct sh -c 'cat >/etc/systemd/system/gateway.service.d/50-old.conf' <<'EOF'
+[Service]
+ExecStart=
+ExecStart=/usr/bin/gateway run --config /etc/gateway/gateway.yaml --state-dir /var/lib/gateway --unix /run/gateway/hal.sock --http 0.0.0.0:7750 --tcp 0.0.0.0:7751 --insecure
+EOF
+ct systemctl daemon-reload
+ct systemctl start gateway.service
+ct rm -f /etc/systemd/system/gateway.service.d/50-old.conf
+ct systemctl daemon-reload
+ct sed -i 's|^    http: 127.0.0.1:7750|    http: 0.0.0.0:7750|; s|^    tcp: 127.0.0.1:7751|    tcp: 0.0.0.0:7751|' /etc/gateway/gateway.yaml
+detail=
+wait_for 5 cli devices || detail="the older setup does not answer;"
+main0=$(prop gateway.service MainPID)
+inv0=$(prop gateway.service InvocationID)
+out=$(ct dpkg -i /harness/gateway_amd64.deb 2>&1)
+rc=$?
+[ $rc = 0 ] || detail="$detail dpkg -i exit $rc: $out;"
+for w in "this version refuses /etc/gateway/gateway.yaml" "hub.listen.http: 0.0.0.0:7750 is off loopback" \
+	"insecure: true" "the running gateway was NOT restarted"; do
+	printf '%s\n' "$out" | grep -qF "$w" || detail="$detail dpkg's output does not say '$w': $out;"
+done
+[ "$(prop gateway.service InvocationID)" = "$inv0" ] && [ "$(prop gateway.service MainPID)" = "$main0" ] ||
+	detail="$detail the gateway was restarted;"
+is_active || detail="$detail ActiveState=$(prop gateway.service ActiveState) after the upgrade;"
+c=$(cursor)
+ct systemctl restart gateway.service
+refused() { journal_since "$c" | grep -q 'gateway\[[0-9]*\]: gateway: /etc/gateway/gateway.yaml: hub.listen.http: 0.0.0.0:7750 is off loopback.*insecure: true'; }
+wait_for 10 refused || detail="$detail a start with the old file does not refuse it naming insecure: true;"
+ct systemctl stop gateway.service
+ct sed -i 's|^    http: 0.0.0.0:7750|    http: 127.0.0.1:7750|; s|^    tcp: 0.0.0.0:7751|    tcp: 127.0.0.1:7751|' /etc/gateway/gateway.yaml
+ct systemctl reset-failed gateway.service 2>/dev/null
+ct systemctl start gateway.service
+wait_for 10 is_active || detail="$detail the changed file does not start: ActiveState=$(prop gateway.service ActiveState);"
+check "upgrade with a kept file of plain listeners on 0.0.0.0: dpkg says why, the running gateway is left; a start refuses it naming insecure: true" \
+	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
+
+ct dpkg -P gateway >/dev/null 2>&1

@@ -34,15 +34,26 @@ class _Pending:
 
 
 def connect(url: str, token: str, *, fingerprint: Optional[str] = None, timeout: float = DEFAULT_TIMEOUT,
-            client_name: str = "openhal-python", client_version: str = __version__) -> "Client":
+            client_name: str = "openhal-python", client_version: str = __version__,
+            known_gateways: Optional[str] = None, insecure: bool = False, ask: Any = None) -> "Client":
     """Connects to the Hub at url (tcp://, tls://, unix://, ws://, wss://)
     and goes through the lifecycle (hal/initialize, then hal/initialized,
     which a hal/ping makes sure the Hub has taken).
 
     timeout bounds the connection and is every call's default. A Hub that
     answers a protocol version other than 0.1 is left (VersionMismatch).
+
+    Trust (openhal.known, docs/python.md): a TLS gateway is checked against
+    the known-gateways file (known_gateways; None: the user's, the one the
+    gateway CLI uses; "": none) before anything is sent: a certificate
+    other than the one recorded for the gateway is refused
+    (GatewayChanged); one met for the first time needs fingerprint= (then
+    recorded), or a yes from the person at the terminal (ask: None asks
+    when there is a terminal, False never, or a callable taking
+    openhal.known.Presented), else UnknownGateway. tcp:// and ws:// to a
+    host off loopback need insecure=True (ClearTextRefused).
     """
-    c = Client(dial(url, timeout, fingerprint), timeout)
+    c = Client(dial(url, timeout, fingerprint, known_gateways=known_gateways, insecure=insecure, ask=ask), timeout)
     try:
         c._initialize(token, client_name, client_version)
     except BaseException:

@@ -11,7 +11,8 @@ Errors of the connection itself are :class:`ConnectionLost` and
 from typing import Any, Dict, Optional, Type
 
 __all__ = [
-    "OpenHALError", "ConnectionLost", "CallTimeout", "VersionMismatch", "FingerprintMismatch", "HubError",
+    "OpenHALError", "ConnectionLost", "CallTimeout", "VersionMismatch", "FingerprintMismatch", "UnknownGateway",
+    "GatewayChanged", "ClearTextRefused", "HubError",
     "ParseError", "InvalidRequest", "MethodNotFound", "InvalidParams", "InternalError", "NotInitialized",
     "Unauthorized", "Forbidden", "DeviceNotFound", "Blocked", "Stopped", "DeviceFault", "NotSupported",
     "Timeout", "Busy", "ConfirmationNotFound", "ConfirmationClosed", "hub_error",
@@ -39,6 +40,32 @@ class VersionMismatch(OpenHALError):
 
 class FingerprintMismatch(OpenHALError):
     """The TLS certificate the Hub presented is not the pinned one."""
+
+
+class UnknownGateway(OpenHALError):
+    """A gateway met for the first time: no pin was given, and the
+    known-gateways file does not have its certificate (openhal.known).
+    ``presented`` says what it showed. Nothing was sent to it."""
+
+    def __init__(self, message: str, presented: Any = None):
+        super().__init__(message)
+        self.presented = presented
+
+
+class GatewayChanged(FingerprintMismatch):
+    """The gateway's certificate is not the one the known-gateways file
+    trusts for its id, name or address (``recorded``, on ``line``): it
+    made a new one, or something in between is not the gateway. Nothing
+    was sent to it."""
+
+    def __init__(self, message: str, presented: Any = None, recorded: str = "", line: int = 0):
+        super().__init__(message)
+        self.presented, self.recorded, self.line = presented, recorded, line
+
+
+class ClearTextRefused(OpenHALError):
+    """A plain URL (ws://, tcp://) to a host off loopback without
+    insecure=True: the token would cross the network in clear."""
 
 
 class HubError(OpenHALError):

@@ -31,7 +31,7 @@ from gpiozero.exc import (
 from gpiozero.pins import Factory, Pin
 
 from .client import Client, connect
-from .errors import HubError, OpenHALError
+from .errors import ClearTextRefused, FingerprintMismatch, HubError, OpenHALError, UnknownGateway
 from .types import Descriptor, Value
 from .watch import Watch
 
@@ -112,18 +112,23 @@ class OpenHALFactory(Factory):
     """Pins that are the gateway's devices.
 
     hub and token default to $GATEWAY_HUB (default tcp://127.0.0.1:7751)
-    and $GATEWAY_TOKEN; the factory keeps one connection for its requests
-    (made again when lost) and one Watch for the inputs' edges.
+    and $GATEWAY_TOKEN, fingerprint to $GATEWAY_FINGERPRINT; a gateway on
+    another machine is reached over tls:// or wss:// and trusted as
+    openhal.connect says (tcp:// off loopback needs insecure=True). The
+    factory keeps one connection for its requests (made again when lost)
+    and one Watch for the inputs' edges.
     """
 
     def __init__(self, hub: Optional[str] = None, token: Optional[str] = None,
-                 fingerprint: Optional[str] = None, timeout: float = 5.0, stop_script: bool = True):
+                 fingerprint: Optional[str] = None, timeout: float = 5.0, stop_script: bool = True,
+                 insecure: bool = False):
         super().__init__()
         self._hub = hub or os.environ.get("GATEWAY_HUB") or "tcp://127.0.0.1:7751"
         self._token = token or os.environ.get("GATEWAY_TOKEN") or ""
         if not self._token:
             raise GPIOZeroError("OpenHALFactory: no token: set GATEWAY_TOKEN or pass token=")
         self._fingerprint = fingerprint or os.environ.get("GATEWAY_FINGERPRINT") or None
+        self._insecure = insecure
         self._timeout = timeout
         self._lock = threading.Lock()
         self._client: Optional[Client] = None
@@ -191,7 +196,7 @@ class OpenHALFactory(Factory):
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
 
     def _connect(self) -> Client:
-        return connect(self._hub, self._token, fingerprint=self._fingerprint, timeout=self._timeout,
+        return connect(self._hub, self._token, fingerprint=self._fingerprint, timeout=self._timeout, insecure=self._insecure,
                        client_name="openhal-gpiozero")
 
     def client(self) -> Client:
@@ -200,8 +205,8 @@ class OpenHALFactory(Factory):
             if self._client is None or self._client.closed:
                 try:
                     self._client = self._connect()
-                except HubError:
-                    raise
+                except (HubError, UnknownGateway, FingerprintMismatch, ClearTextRefused):
+                    raise  # not reaching it would not be the trouble
                 except (OSError, OpenHALError) as e:
                     raise GatewayUnreachable("cannot reach the gateway at %s: %s" % (self._hub, e)) from e
             return self._client

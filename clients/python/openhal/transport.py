@@ -3,9 +3,10 @@
 
 The Hub's TCP transport frames a message as one line ended by ``\\n``
 (spec §2), so the standard library's sockets are all a client needs. TLS
-pins the Hub's certificate by the SHA-256 of its DER (the fingerprint the
-gateway logs on its ``msg=listening`` line): a gateway on a LAN has no CA,
-and the pin read from its own log is the trust (docs/protocol.md).
+trusts the Hub's certificate as SSH trusts a host key (openhal.known): by
+a pin, the SHA-256 of its DER that `gateway status` shows, by the user's
+known-gateways file, or by the system's CAs. A plain transport to a host
+off loopback is refused unless asked for (insecure=True).
 """
 
 import hashlib
@@ -13,10 +14,11 @@ import select
 import socket
 import ssl
 import threading
-from typing import Optional, Tuple
+from typing import Optional, Tuple, Union
 from urllib.parse import urlsplit
 
-from .errors import FingerprintMismatch
+from . import known
+from .errors import FingerprintMismatch, UnknownGateway
 
 DEFAULT_TCP_PORT = 7751
 SCHEMES = ("tcp", "tls", "unix", "ws", "wss")
@@ -119,14 +121,93 @@ class TLSLineConn(LineConn):
         return line.rstrip(b"\r")
 
 
-def dial(url: str, timeout: float, fingerprint: Optional[str] = None) -> "LineConn":
-    """Connects to url within timeout seconds; for tls:// and wss://,
-    checks the certificate against fingerprint (or the system's CAs
-    without one). ws:// and wss:// need the websockets package."""
+def host_port(scheme: str, host: str, port: int) -> str:
+    """host:port as the known-gateways file notes it (Go's
+    net.JoinHostPort, lowercase, wss:// without a port on 443)."""
+    if not port and scheme == "wss":
+        port = 443
+    host = host.lower()
+    return "[%s]:%d" % (host, port) if ":" in host else "%s:%d" % (host, port)
+
+
+class Trust:
+    """How one dial trusts a TLS gateway: the pin, the known-gateways file
+    ("" for none: the pin or the system's CAs alone) and the name it was
+    found as."""
+
+    def __init__(self, url: str, addr: str, fingerprint: Optional[str], file: str, name: str = ""):
+        self.url, self.addr, self.file, self.name = url, addr, file, name
+        self.pin = normalize_fingerprint(fingerprint) if fingerprint is not None else None
+
+    @property
+    def verifies(self) -> bool:
+        """Whether the pin or the file replaces the system's CAs."""
+        return self.pin is not None or bool(self.file)
+
+    def judge(self, der: bytes) -> Optional[UnknownGateway]:
+        """Judges the certificate der of a handshake done without the
+        system's CAs: None when trusted (recorded when new), or the error
+        of a gateway met for the first time, which stands unless the
+        system's CAs vouch for it on a connection of its own (vouched).
+        Raises FingerprintMismatch or GatewayChanged."""
+        got = hashlib.sha256(der).hexdigest()
+        if self.pin is not None and got != self.pin:
+            raise FingerprintMismatch("the Hub's certificate has fingerprint %s, not the pinned %s" % (got, self.pin))
+        if not self.file:
+            return None
+        try:
+            known.check(self._presented(der), self.pin)
+        except UnknownGateway as e:
+            return e
+        return None
+
+    def vouched(self, der: bytes) -> None:
+        """A certificate the system's CAs verified: trusted, not recorded,
+        unless the file trusts another one for its id or address."""
+        p = self._presented(der)
+        e = known.read(self.file).conflict(p.key, p.names(), p.fingerprint)
+        if e is not None:
+            raise known._changed(p, e)
+
+    def _presented(self, der: bytes) -> known.Presented:
+        return known.Presented(self.url, self.addr, self.name, known.gateway_id(der),
+                               hashlib.sha256(der).hexdigest(), self.file)
+
+
+def dial(url: str, timeout: float, fingerprint: Optional[str] = None, *, known_gateways: Optional[str] = None,
+         insecure: bool = False, ask: Union[None, bool, known.Ask] = None, name: str = "") -> "LineConn":
+    """Connects to url within timeout seconds.
+
+    A plain URL (tcp://, ws://) to a host off loopback is refused unless
+    insecure. For tls:// and wss:// the certificate is trusted by
+    fingerprint (checked, then recorded), by the known-gateways file
+    known_gateways (None: the user's, openhal.known.default_file(); "":
+    none), or by the system's CAs. A gateway met for the first time is put
+    to ask (a callable taking openhal.known.Presented; None: the person at
+    the terminal when there is one; False: nobody), recorded when trusted,
+    and dialled again. ws:// and wss:// need the websockets package."""
+    scheme, host, port, path = parse_url(url)
+    if scheme in ("tcp", "ws"):
+        known.refuse_clear_text(url, host, insecure)
+    trust = None
+    if scheme in ("tls", "wss"):
+        file = known.default_file() if known_gateways is None else known_gateways
+        trust = Trust(url, host_port(scheme, host, port), fingerprint, file, name)
+    try:
+        return _dial(url, timeout, trust)
+    except UnknownGateway as e:
+        decide = ask if callable(ask) else (known.ask_at_terminal if ask is None and known.terminal() else None)
+        if decide is None or not decide(e.presented):
+            raise
+        known.record(e.presented)
+        return _dial(url, timeout, trust)
+
+
+def _dial(url: str, timeout: float, trust: Optional[Trust]) -> "LineConn":
     scheme, host, port, path = parse_url(url)
     if scheme in ("ws", "wss"):
         from .ws import WSConn
-        return WSConn(url, timeout, fingerprint)  # type: ignore[return-value]
+        return WSConn(url, timeout, trust)  # type: ignore[return-value]
     if scheme == "unix":
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(timeout)
@@ -135,34 +216,81 @@ def dial(url: str, timeout: float, fingerprint: Optional[str] = None) -> "LineCo
         except OSError:
             sock.close()
             raise
-    else:
-        sock = socket.create_connection((host, port), timeout=timeout)
+        sock.settimeout(None)
+        return LineConn(sock)
     if scheme == "tls":
-        return TLSLineConn(_wrap_tls(sock, host, fingerprint))
+        assert trust is not None
+        return TLSLineConn(_tls(host, port, timeout, trust))
+    sock = socket.create_connection((host, port), timeout=timeout)
     sock.settimeout(None)
     return LineConn(sock)
 
 
-def _wrap_tls(sock: socket.socket, host: str, fingerprint: Optional[str]) -> socket.socket:
-    if fingerprint is None:
-        ctx = ssl.create_default_context()
-    else:
-        want = normalize_fingerprint(fingerprint)
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE  # the pin below is the whole check
+def ca_context() -> ssl.SSLContext:
+    ctx = ssl.create_default_context()
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    return ctx
+
+
+def unverified_context() -> ssl.SSLContext:
+    """A handshake whose certificate the pin or the file judges after it."""
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.minimum_version = ssl.TLSVersion.TLSv1_2
+    return ctx
+
+
+def _tls(host: str, port: int, timeout: float, trust: Trust) -> ssl.SSLSocket:
+    return _tls_judged(host, port, timeout, trust)[0]
+
+
+def _tls_judged(host: str, port: int, timeout: float, trust: Trust) -> Tuple[ssl.SSLSocket, bool]:
+    """A TLS connection whose certificate is trusted, and whether the
+    system's CAs are what vouch for it."""
+    def connect(ctx: ssl.SSLContext) -> ssl.SSLSocket:
+        sock = socket.create_connection((host, port), timeout=timeout)
+        try:
+            return ctx.wrap_socket(sock, server_hostname=host)
+        except BaseException:
+            sock.close()
+            raise
+
+    if not trust.verifies:
+        try:
+            return connect(ca_context()), True
+        except ssl.SSLCertVerificationError as e:
+            raise ssl.SSLCertVerificationError(
+                "%s; a gateway's self-signed certificate needs fingerprint= "
+                "(the fingerprint `gateway status` shows on the gateway)" % e) from e
+    tls = connect(unverified_context())
     try:
-        tls = ctx.wrap_socket(sock, server_hostname=host)
-    except ssl.SSLCertVerificationError as e:
-        sock.close()
-        raise ssl.SSLCertVerificationError(
-            "%s; a gateway's self-signed certificate needs fingerprint= "
-            "(the fingerprint on the gateway's msg=listening log line)" % e) from e
-    if fingerprint is not None:
-        der = tls.getpeercert(binary_form=True) or b""
-        got = hashlib.sha256(der).hexdigest()
-        if got != want:
-            tls.close()
-            raise FingerprintMismatch("the Hub's certificate has fingerprint %s, not the pinned %s" % (got, want))
-    return tls
+        unknown = trust.judge(tls.getpeercert(binary_form=True) or b"")
+    except BaseException:
+        tls.close()
+        raise
+    if unknown is None:
+        return tls, False
+    tls.close()
+    try:
+        tls = connect(ca_context())
+    except (ssl.SSLError, OSError):
+        raise unknown from None
+    try:
+        trust.vouched(tls.getpeercert(binary_form=True) or b"")
+    except BaseException:
+        tls.close()
+        raise
+    return tls, True
+
+
+def probe(host: str, port: int, timeout: float, trust: Trust) -> Optional[str]:
+    """Judges the gateway's certificate on a TLS connection of its own,
+    closed at once, for a transport whose library sends its first bytes
+    itself (the WebSocket's upgrade request): nothing is sent to a gateway
+    that is not trusted. Returns the fingerprint the real connection must
+    present, or None when the system's CAs are what vouch for it."""
+    tls, by_ca = _tls_judged(host, port, timeout, trust)
+    der = tls.getpeercert(binary_form=True) or b""
+    tls.close()
+    return None if by_ca else hashlib.sha256(der).hexdigest()

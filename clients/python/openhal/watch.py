@@ -13,7 +13,8 @@ import time
 from typing import Callable, Dict, Iterable, Iterator, List, Optional
 
 from .client import Client
-from .errors import DeviceNotFound, Forbidden, HubError, NotSupported, OpenHALError, Unauthorized
+from .errors import (ClearTextRefused, DeviceNotFound, FingerprintMismatch, Forbidden, HubError, NotSupported,
+                     OpenHALError, Unauthorized, UnknownGateway)
 from .types import Value
 
 # How long a Watch waits on its queue at a time, so that close() is seen.
@@ -141,9 +142,9 @@ class Watch:
         while not self._closed.is_set():
             try:
                 c = self._connect()
-            except (Unauthorized, Forbidden):
+            except (Unauthorized, Forbidden, FingerprintMismatch, UnknownGateway, ClearTextRefused):
                 self._closed.set()
-                raise  # a revoked token: trying again would only be refused again
+                raise  # a revoked token, a gateway not trusted: trying again would only be refused again
             except (OSError, OpenHALError):
                 wait = self._delay
                 if deadline is not None:

@@ -16,48 +16,54 @@ import threading
 from typing import Any, Optional
 
 from .errors import FingerprintMismatch
-from .transport import normalize_fingerprint
+from .transport import Trust, ca_context, parse_url, probe, unverified_context
 
 
 class WSConn:
     """One WebSocket connection read and written a message at a time,
     with the LineConn methods the Client uses."""
 
-    def __init__(self, url: str, timeout: float, fingerprint: Optional[str]):
+    def __init__(self, url: str, timeout: float, trust: Optional[Trust]):
         try:
             import websockets  # noqa: F401
         except ImportError as e:
             raise ValueError("%s: WebSocket needs the websockets package (apt-get install python3-websockets); "
                              "tcp:// needs nothing" % url) from e
+        # wss://: the certificate is judged on a connection of its own
+        # before the library sends its upgrade request, and the one the
+        # upgrade went over must be that certificate.
+        ctx: Optional[ssl.SSLContext] = None
+        expect: Optional[str] = None
+        if trust is not None:
+            _, host, port, _ = parse_url(url)
+            expect = probe(host, port or 443, timeout, trust) if trust.verifies else None
+            ctx = unverified_context() if expect is not None else ca_context()
         self._timeout = timeout
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, name="openhal-ws", daemon=True)
         self._thread.start()
         try:
-            self._ws = self._run(self._open(url, timeout, fingerprint), timeout + 1)
+            self._ws = self._run(self._open(url, timeout, ctx, expect), timeout + 1)
         except BaseException:
             self._stop_loop()
             raise
 
-    async def _open(self, url: str, timeout: float, fingerprint: Optional[str]) -> Any:
-        import websockets
-        ctx: Optional[ssl.SSLContext] = None
-        if url.lower().startswith("wss:"):
-            ctx = ssl.create_default_context()
-            if fingerprint is not None:
-                ctx.check_hostname = False
-                ctx.verify_mode = ssl.CERT_NONE  # the pin below is the whole check
-        # max_size None: the Hub bounds its own messages (hub.limits).
-        ws = await websockets.connect(url, ssl=ctx, open_timeout=timeout, max_size=None,
-                                      ping_interval=None, compression=None)
-        if ctx is not None and fingerprint is not None:
-            want = normalize_fingerprint(fingerprint)
+    async def _open(self, url: str, timeout: float, ctx: Optional[ssl.SSLContext], expect: Optional[str]) -> Any:
+        ws = await self._connect(url, timeout, ctx)
+        if expect is not None:
             der = ws.transport.get_extra_info("ssl_object").getpeercert(binary_form=True) or b""
-            got = hashlib.sha256(der).hexdigest()
-            if got != want:
+            if hashlib.sha256(der).hexdigest() != expect:
                 await ws.close()
-                raise FingerprintMismatch("the Hub's certificate has fingerprint %s, not the pinned %s" % (got, want))
+                raise FingerprintMismatch("the Hub at %s presented another certificate than a moment before (%s); refused"
+                                          % (url, expect))
         return ws
+
+    @staticmethod
+    async def _connect(url: str, timeout: float, ctx: Optional[ssl.SSLContext]) -> Any:
+        import websockets
+        # max_size None: the Hub bounds its own messages (hub.limits).
+        return await websockets.connect(url, ssl=ctx, open_timeout=timeout, max_size=None,
+                                        ping_interval=None, compression=None)
 
     def _run(self, coro: Any, timeout: Optional[float] = None) -> Any:
         return asyncio.run_coroutine_threadsafe(coro, self._loop).result(timeout)

@@ -135,6 +135,15 @@ class Gateway:
                 self.proc.wait()
 
 
+@pytest.fixture(autouse=True)
+def known_gateways(tmp_path, monkeypatch):
+    """Each test's clients, and the gateway commands it runs, use a
+    known-gateways file of their own, never the user's."""
+    path = str(tmp_path / "known_gateways")
+    monkeypatch.setenv("GATEWAY_KNOWN_GATEWAYS", path)
+    return path
+
+
 @pytest.fixture
 def state_dir():
     d = tempfile.mkdtemp(prefix="openhal-py-")
