@@ -35,6 +35,10 @@ type guardedListener struct {
 	name string
 	hub  *Hub
 	tls  *tls.Config // nil: plain
+	// speaksHTTP is set once the Hub's HTTP server serves the listener
+	// (HTTPServer's BaseContext): a refused connection is answered 503
+	// rather than closed without a byte.
+	speaksHTTP atomic.Bool
 
 	done      chan struct{} // closed by Close: a back-off wait ends
 	closeOnce sync.Once
@@ -54,8 +58,11 @@ type deadliner interface{ SetDeadline(time.Time) error }
 // "http", ...), with TLS over the guard when tc is not nil. Accept admits
 // each connection to the budget of connections not yet authenticated
 // (Limits.MaxUnauthenticated and MaxUnauthenticatedPerPeer; a Unix
-// socket's peers by uid), closing at once those past it, and it returns
-// an error only once ln is closed: an error that is not the peer's backs
+// socket's peers by uid), first closing an HTTP keep-alive connection
+// that waits idle where the budget is used up, and refuses the connection
+// when none does: answered 503 on a listener that HTTPServer serves,
+// closed without a byte on others (counted, and logged at most once a
+// minute per peer). It returns an error only once ln is closed: an error that is not the peer's backs
 // off (5 ms doubling to 1 s) and accepts again, and /healthz answers 503
 // naming "listener <name>" until the listener accepts again (a connection,
 // or an accept that waits 100 ms without error). Closing the returned
@@ -76,13 +83,12 @@ func (g *guardedListener) Accept() (net.Conn, error) {
 		c, err := g.Listener.Accept()
 		if err == nil {
 			g.accepting()
-			if gc := g.hub.admitConn(c); gc != nil {
+			if gc := g.hub.admitConn(c, g); gc != nil {
 				if g.tls != nil {
 					return tls.Server(gc, g.tls), nil
 				}
 				return gc, nil
 			}
-			c.Close()
 			continue
 		}
 		if g.isClosed() || errors.Is(err, net.ErrClosed) {
@@ -213,19 +219,26 @@ func peersFault(err error) bool {
 
 // admitConn takes a ticket for c from the budget of its kind — the Unix
 // socket's by peer uid, the network's by remote address — and returns c
-// holding it, or nil (counted as refused) when the budget is used up.
-func (h *Hub) admitConn(c net.Conn) *guardedConn {
+// holding it. Without one it refuses c (counted; answered as listener g
+// answers) and returns nil.
+func (h *Hub) admitConn(c net.Conn, g *guardedListener) *guardedConn {
 	budget, peer, exempt := h.netBudget, hostOf(c.RemoteAddr().String()), false
 	if uc, ok := innermost(c).(*net.UnixConn); ok {
 		budget = h.unixBudget
 		peer, exempt = unixPeer(uc)
 	}
-	t := budget.take(peer, exempt)
+	gc := &guardedConn{Conn: c, peer: peer}
+	t, bound, reclaimed := budget.take(peer, exempt, gc)
+	if reclaimed > 0 {
+		h.stats.idleReclaimed.Add(uint64(reclaimed))
+	}
 	if t == nil {
 		h.stats.refused.Add(1)
+		h.refuse(c, g, peer, bound)
 		return nil
 	}
-	return &guardedConn{Conn: c, peer: peer, ticket: t}
+	gc.ticket = t
+	return gc
 }
 
 // guardedConn is a connection admitted by a guardedListener. Closing it
@@ -236,33 +249,39 @@ type guardedConn struct {
 	peer   string // the budget's key: remote address, or "uid:N"
 	ticket *ticket
 
-	httpIdle     atomic.Bool // HTTP: between requests (ConnState)
+	// idleTick is non-zero while the connection waits idle between HTTP
+	// requests (ConnState): a number from Hub.idleTicks, so that the
+	// lowest went idle first and is closed first to make room.
+	idleTick     atomic.Uint64
 	readTimedOut atomic.Bool // a read hit its deadline
 
-	mu      sync.Mutex
-	slotHub *Hub // whose slot c holds (AdmitHTTP), until closed
-	closed  bool
+	mu        sync.Mutex
+	slotHub   *Hub   // whose slot c holds (AdmitHTTP), until closed
+	slotToken string // the token that slot counts against; written under slotHub.mu too
+	closed    bool
 
 	cork cork // a WebSocket's, for the fan-out (cork.go)
 }
 
-// admit gives c one of h's slots for scope in place of its ticket
-// (Hub.AdmitHTTP).
-func (c *guardedConn) admit(h *Hub, scope openhal.Scope) bool {
+// admit gives c one of h's slots for principal p in place of its ticket
+// (Hub.AdmitHTTP), or returns why it cannot (takeSlot's reason).
+func (c *guardedConn) admit(h *Hub, p openhal.Principal) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.slotHub != nil || c.closed {
-		return true // admitted already; or closed, its request ending
+		return "" // admitted already; or closed, its request ending
 	}
-	h.mu.Lock()
-	ok := h.takeSlotLocked(scope)
-	h.mu.Unlock()
-	if !ok {
-		return false
+	// c is not among h.httpSlots yet: takeSlot never closes it, so
+	// holding c.mu meanwhile is safe.
+	reason := h.takeSlot(p, func() {
+		c.slotHub, c.slotToken = h, p.Name
+		h.httpSlots[c] = struct{}{}
+	})
+	if reason != "" {
+		return reason
 	}
-	c.slotHub = h
 	c.ticket.release()
-	return true
+	return ""
 }
 
 func (c *guardedConn) Read(p []byte) (int, error) {
@@ -285,11 +304,11 @@ func (c *guardedConn) noteTimeout(err error) {
 
 func (c *guardedConn) Close() error {
 	c.mu.Lock()
-	h := c.slotHub
+	h, token := c.slotHub, c.slotToken
 	c.slotHub, c.closed = nil, true
 	c.mu.Unlock()
 	if h != nil {
-		h.giveSlot()
+		h.giveHTTPSlot(c, token)
 	}
 	c.ticket.release()
 	return c.Conn.Close()
