@@ -218,12 +218,19 @@ func (h *Hub) httpConnState(c net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateIdle:
 		g.readTimedOut.Store(false)
-		g.idleTick.Store(h.idleTicks.Add(1))
+		if g.idleTick.Swap(h.idleTicks.Add(1)) == 0 {
+			h.stats.httpIdle.Add(1)
+		}
 	case http.StateActive, http.StateHijacked:
-		g.idleTick.Store(0)
+		if g.idleTick.Swap(0) != 0 {
+			h.stats.httpIdle.Add(-1)
+		}
 	case http.StateClosed:
-		if g.idleTick.Load() != 0 && g.readTimedOut.Load() {
-			h.stats.httpIdleClosed.Add(1)
+		if g.idleTick.Swap(0) != 0 {
+			h.stats.httpIdle.Add(-1)
+			if g.readTimedOut.Load() {
+				h.stats.httpIdleClosed.Add(1)
+			}
 		}
 	}
 }

@@ -22,6 +22,7 @@ type stats struct {
 	tokenFull      atomic.Uint64 // hal/initialize answered BUSY "token_full": the token holds its share
 	idleReclaimed  atomic.Uint64 // idle HTTP keep-alive connections closed to make room
 	refusedBusy    atomic.Uint64 // refused HTTP connections answered 503
+	httpIdle       atomic.Int64  // HTTP keep-alive connections waiting idle now
 	rateLimited    atomic.Uint64 // UNAUTHORIZED answered rate_limited
 	httpIdleClosed atomic.Uint64 // HTTP keep-alive connections closed for their idle timeout
 	acceptErrors   atomic.Uint64 // accepts that failed for a reason not the peer's
@@ -64,6 +65,7 @@ func (h *Hub) writeMetrics(w io.Writer) {
 	counter("gateway_hal_connections_full_total", "hal/initialize answered BUSY full: no connection slot free for the token.", h.stats.full.Load())
 	counter("gateway_hal_connections_token_full_total", "hal/initialize answered BUSY token_full (on /mcp, 503): the token holds all the connections one token may.", h.stats.tokenFull.Load())
 	gauge("gateway_hal_token_connections_max", "Connection slots held by the token that holds the most.", h.mostTokenSlots())
+	gauge("gateway_http_connections_idle", "HTTP keep-alive connections waiting idle between requests.", int(h.stats.httpIdle.Load()))
 	counter("gateway_http_idle_reclaimed_total", "HTTP keep-alive connections waiting idle closed to make room for a new connection.", h.stats.idleReclaimed.Load())
 	counter("gateway_http_refused_busy_total", "HTTP connections refused at accept that were answered 503 with Retry-After.", h.stats.refusedBusy.Load())
 	counter("gateway_hal_rate_limited_total", "UNAUTHORIZED answers rate_limited (their connections closed).", h.stats.rateLimited.Load())
