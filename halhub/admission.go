@@ -11,7 +11,8 @@ import (
 
 // Admission (spec §2) has two stages. A connection accepted on a
 // listener from Guard takes a ticket of a peerBudget — the budget of
-// connections not yet authenticated — or is refused. At hal/initialize,
+// connections not yet authenticated — or waits a moment for one and is
+// then refused (refuse.go). At hal/initialize,
 // once its token is known, it takes a slot of MaxConnections (admins: of
 // AdminReserve too), at most MaxConnectionsPerToken of them for one
 // token, and gives its ticket back; without a slot it is answered BUSY and
@@ -52,6 +53,37 @@ type peerBudget struct {
 	mu     sync.Mutex
 	byPeer map[string]map[*ticket]struct{} // the tickets out, by peer
 	n      int                             // tickets held by peers that are not exempt
+
+	// changed tells the connections waiting for room (waitForRoom) that
+	// there may be some: a ticket was given back, or a connection holding
+	// one went idle.
+	changed signal
+}
+
+// signal wakes whoever waits on it, each time it is notified.
+type signal struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// wait returns a channel closed at the next notify.
+func (s *signal) wait() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch == nil {
+		s.ch = make(chan struct{})
+	}
+	return s.ch
+}
+
+// notify wakes the waiters, if any.
+func (s *signal) notify() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ch != nil {
+		close(s.ch)
+		s.ch = nil
+	}
 }
 
 func newPeerBudget(perPeer, total int) *peerBudget {
@@ -133,7 +165,6 @@ func (b *peerBudget) longestIdle(peer, bound string) *guardedConn {
 
 func (b *peerBudget) give(t *ticket) {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	m := b.byPeer[t.peer]
 	delete(m, t)
 	if len(m) == 0 {
@@ -142,6 +173,8 @@ func (b *peerBudget) give(t *ticket) {
 	if !t.exempt {
 		b.n--
 	}
+	b.mu.Unlock()
+	b.changed.notify()
 }
 
 // held returns how many tickets are out.

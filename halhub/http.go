@@ -221,6 +221,9 @@ func (h *Hub) httpConnState(c net.Conn, state http.ConnState) {
 		if g.idleTick.Swap(h.idleTicks.Add(1)) == 0 {
 			h.stats.httpIdle.Add(1)
 		}
+		if g.ticket != nil {
+			g.ticket.b.changed.notify() // a connection waiting for room may take its place
+		}
 	case http.StateActive, http.StateHijacked:
 		if g.idleTick.Swap(0) != 0 {
 			h.stats.httpIdle.Add(-1)

@@ -11,17 +11,29 @@ import (
 	"time"
 )
 
-// A connection that admission refuses (no ticket left for its peer, or in
-// all, and none of their connections waiting idle) is counted, logged at
-// most once a minute per peer, and closed. On a listener that speaks HTTP
-// it is first answered 503 Service Unavailable with Retry-After, so that a
+// A connection that the budget of connections not yet authenticated has
+// no room for (its peer's, or everyone's, none of their connections
+// waiting idle) waits up to admitWait for room: the connections that fill
+// the budget without waiting idle are in a request, or WebSockets before
+// hal/initialize, and most are done within milliseconds (a browser
+// loading a page, ten CLI calls at once). Once one is done — it goes idle,
+// authenticates or closes — the waiting connection takes its place and is
+// handed to Accept. Past admitWait it is refused: counted, logged at most
+// once a minute per peer, and closed; on a listener that speaks HTTP it
+// is first answered 503 Service Unavailable with Retry-After, so that a
 // browser or a CLI sees why rather than a reset; the other listeners have
 // no message to send before hal/initialize and close it without a byte.
+// At most maxHeld connections wait or are answered at once, at most
+// maxHeldPerPeer of one peer: past those a connection is refused at once,
+// closed without an answer, so that a flood costs a bounded number of
+// goroutines and one peer's flood does not take every other peer's wait.
+
+// admitWait is how long a connection past its budget waits for room.
+const admitWait = time.Second
 
 // refusedRetryAfter is the Retry-After of the 503, in seconds: the
-// connections that fill an address's budget without waiting idle are
-// in a request, or WebSockets before hal/initialize, which last seconds
-// at most (10 s before the Hub closes them).
+// connections that fill an address's budget without waiting idle last
+// seconds at most (10 s before the Hub closes them).
 const refusedRetryAfter = 2
 
 // refuseWithin bounds the whole answer to one refused connection: the TLS
@@ -32,10 +44,14 @@ const refusedRetryAfter = 2
 // answer on the way).
 const refuseWithin = time.Second
 
-// maxRefusing bounds the goroutines answering refused connections at
-// once: under a flood each costs at most refuseWithin and 64 KiB read,
-// and the connections past them are closed without an answer.
-const maxRefusing = 16
+// maxHeld bounds the connections past their budget held at once, each by
+// a goroutine, waiting for room or answered 503: under a flood each costs
+// at most admitWait, refuseWithin and 64 KiB read. maxHeldPerPeer bounds
+// one peer's share.
+const (
+	maxHeld        = 16
+	maxHeldPerPeer = 4
+)
 
 // refuseReadMax bounds what is read from a refused connection.
 const refuseReadMax = 64 << 10
@@ -47,12 +63,14 @@ const (
 	refuseLogPeers = 1024
 )
 
-// refuser answers and logs refused connections.
+// refuser holds the connections past their budget, and answers and logs
+// those refused.
 type refuser struct {
-	answering chan struct{} // a token per goroutine answering
-	answer    []byte        // the 503, whole
+	answer []byte // the 503, whole
 
 	mu     sync.Mutex
+	held   int                     // connections held, waiting or answered
+	byPeer map[string]int          // of them, by peer
 	logged map[string]*refusalNote // by peer
 }
 
@@ -64,7 +82,7 @@ type refusalNote struct {
 }
 
 func newRefuser() *refuser {
-	return &refuser{answering: make(chan struct{}, maxRefusing), answer: busyAnswer(), logged: map[string]*refusalNote{}}
+	return &refuser{answer: busyAnswer(), byPeer: map[string]int{}, logged: map[string]*refusalNote{}}
 }
 
 // busyAnswer is the 503 of a refused HTTP connection: with the security
@@ -92,25 +110,74 @@ func busyAnswer() []byte {
 	return []byte(b.String())
 }
 
-// refuse closes c, refused by bound at listener g: on a listener that
-// speaks HTTP after the 503, written in the background when one of
-// maxRefusing goroutines is free.
-func (h *Hub) refuse(c net.Conn, g *guardedListener, peer, bound string) {
-	h.logRefusal(g.name, peer, bound)
-	if !g.speaksHTTP.Load() {
-		c.Close()
-		return
+// hold takes one of the places of connections held past their budget for
+// peer, or reports false when peer or everyone has used theirs up.
+func (r *refuser) hold(peer string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.held >= maxHeld || r.byPeer[peer] >= maxHeldPerPeer {
+		return false
 	}
-	select {
-	case h.refusals.answering <- struct{}{}:
-	default:
-		c.Close()
+	r.held++
+	r.byPeer[peer]++
+	return true
+}
+
+// let gives back a place hold took.
+func (r *refuser) let(peer string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.held--
+	if r.byPeer[peer]--; r.byPeer[peer] <= 0 {
+		delete(r.byPeer, peer)
+	}
+}
+
+// waitForRoom holds gc, which budget (bound) has no room for, on a
+// goroutine of its own, until gc gets a ticket — then listener g's
+// Accept returns it — or admitWait passes — then it is refused. With no
+// place to hold it, gc is refused at once.
+func (h *Hub) waitForRoom(gc *guardedConn, g *guardedListener, budget *peerBudget, exempt bool, bound string) {
+	if !h.refusals.hold(gc.peer) {
+		h.refuse(gc.Conn, g, gc.peer, bound, false)
 		return
 	}
 	go func() {
-		defer func() { <-h.refusals.answering }()
-		answerBusy(c, g.tls, h.refusals.answer, func() { h.stats.refusedBusy.Add(1) })
+		defer h.refusals.let(gc.peer)
+		expired := make(chan struct{})
+		timer := h.clk.AfterFunc(admitWait, func() { close(expired) })
+		defer timer.Stop()
+		for {
+			changed := budget.changed.wait() // before the try: no wake-up is missed
+			if bound = h.takeTicket(gc, budget, exempt); bound == "" {
+				h.stats.waited.Add(1)
+				g.admitted(gc)
+				return
+			}
+			select {
+			case <-changed:
+			case <-expired:
+				h.refuse(gc.Conn, g, gc.peer, bound, true)
+				return
+			case <-g.done:
+				gc.Conn.Close()
+				return
+			}
+		}
 	}()
+}
+
+// refuse closes c, which bound has no room for, at listener g: counted,
+// logged, and on a listener that speaks HTTP after the 503 when the
+// caller holds a place for it (held), answered by the caller's goroutine.
+func (h *Hub) refuse(c net.Conn, g *guardedListener, peer, bound string, held bool) {
+	h.stats.refused.Add(1)
+	h.logRefusal(g.name, peer, bound)
+	if !held || !g.speaksHTTP.Load() {
+		c.Close()
+		return
+	}
+	answerBusy(c, g.tls, h.refusals.answer, func() { h.stats.refusedBusy.Add(1) })
 }
 
 // answerBusy reads the head of a request from c (after a TLS handshake

@@ -77,6 +77,48 @@ func TestRefusedHTTPAnswered(t *testing.T) {
 	}
 }
 
+// Spec §2: a connection past its address's budget, none of the
+// address's connections idle, waits for room: as soon as one of them
+// finishes its request and goes idle, the newcomer takes its place and
+// is served. Nothing is refused.
+func TestWaitForRoom(t *testing.T) {
+	t.Parallel()
+	th := newTestHub(t, func(o *Options) { o.Limits.MaxUnauthenticatedPerPeer = 2 })
+	th.busyConns(t, "127.0.0.1", 1)
+	addr := strings.TrimPrefix(th.httpURL, "http://")
+	slow, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer slow.Close()
+	io.WriteString(slow, "GET /healthz HTTP/1.1\r\nHost: gw\r\n") // the budget's second, busy
+	waitFor(t, 5*time.Second, "two held", func() bool { n, _ := th.hub.Unauthenticated(); return n == 2 })
+
+	third, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer third.Close()
+	io.WriteString(third, "GET /healthz HTTP/1.1\r\nHost: gw\r\n\r\n")
+	waitFor(t, 5*time.Second, "the third waiting", func() bool {
+		r := th.hub.refusals
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return r.held == 1
+	})
+	io.WriteString(slow, "\r\n") // its request ends: it is answered, then idle
+	for _, c := range []net.Conn{slow, third} {
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("%v %v, want both answered 200", resp, err)
+		}
+	}
+	if w, r := th.hub.stats.waited.Load(), th.hub.stats.refused.Load(); w != 1 || r != 0 {
+		t.Errorf("%d admitted after waiting, %d refused; want 1 and 0", w, r)
+	}
+}
+
 // wantSecurityHeaders checks the headers every answer of the HTTP
 // listener carries (headers.go).
 func wantSecurityHeaders(t *testing.T, what string, h http.Header) {
@@ -94,11 +136,12 @@ func wantSecurityHeaders(t *testing.T, what string, h http.Header) {
 	}
 }
 
-// Refused connections cost the gateway a bounded number of goroutines,
-// however many come and however long they stay: 300 refused connections
-// that send a request and then neither read nor close are each closed
-// within refuseWithin, and at most maxRefusing of them are answered at
-// once.
+// Connections past their budget cost the gateway a bounded number of
+// goroutines, however many come and however long they stay: of 300 from
+// one address, each sending a request and then neither reading nor
+// closing, at most maxHeldPerPeer are held (waiting for room, then
+// answered 503), the others closed at once, and each within admitWait
+// and refuseWithin.
 // Not parallel: it counts the process's goroutines.
 func TestRefusedHTTPFlood(t *testing.T) {
 	th := newTestHub(t, func(o *Options) { o.Limits.MaxUnauthenticatedPerPeer = 1 })
@@ -143,11 +186,11 @@ func TestRefusedHTTPFlood(t *testing.T) {
 	}
 	wg.Wait()
 	t.Logf("%d of %d refused connections answered 503; at most %d more goroutines in the gateway at once", answered, flood, peak)
-	if peak > maxRefusing+4 {
-		t.Errorf("%d goroutines more at once while refusing, want at most about %d", peak, maxRefusing)
+	if peak > maxHeldPerPeer+4 {
+		t.Errorf("%d goroutines more at once while refusing, want at most about %d", peak, maxHeldPerPeer)
 	}
-	if answered == 0 {
-		t.Errorf("no refused connection was answered")
+	if answered == 0 || answered > maxHeldPerPeer {
+		t.Errorf("%d refused connections answered, want 1 to %d", answered, maxHeldPerPeer)
 	}
 	waitFor(t, 5*time.Second, "the answers counted", func() bool { return th.hub.stats.refusedBusy.Load() == uint64(answered) })
 }

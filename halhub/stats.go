@@ -23,6 +23,7 @@ type stats struct {
 	idleReclaimed  atomic.Uint64 // idle HTTP keep-alive connections closed to make room
 	refusedBusy    atomic.Uint64 // refused HTTP connections answered 503
 	httpIdle       atomic.Int64  // HTTP keep-alive connections waiting idle now
+	waited         atomic.Uint64 // connections admitted after waiting for room
 	rateLimited    atomic.Uint64 // UNAUTHORIZED answered rate_limited
 	httpIdleClosed atomic.Uint64 // HTTP keep-alive connections closed for their idle timeout
 	acceptErrors   atomic.Uint64 // accepts that failed for a reason not the peer's
@@ -67,6 +68,7 @@ func (h *Hub) writeMetrics(w io.Writer) {
 	gauge("gateway_hal_token_connections_max", "Connection slots held by the token that holds the most.", h.mostTokenSlots())
 	gauge("gateway_http_connections_idle", "HTTP keep-alive connections waiting idle between requests.", int(h.stats.httpIdle.Load()))
 	counter("gateway_http_idle_reclaimed_total", "HTTP keep-alive connections waiting idle closed to make room for a new connection.", h.stats.idleReclaimed.Load())
+	counter("gateway_hal_connections_waited_total", "Connections admitted after waiting for room in the budget of connections not yet authenticated.", h.stats.waited.Load())
 	counter("gateway_http_refused_busy_total", "HTTP connections refused at accept that were answered 503 with Retry-After.", h.stats.refusedBusy.Load())
 	counter("gateway_hal_rate_limited_total", "UNAUTHORIZED answers rate_limited (their connections closed).", h.stats.rateLimited.Load())
 	counter("gateway_http_idle_closed_total", "HTTP keep-alive connections closed after their idle timeout.", h.stats.httpIdleClosed.Load())
