@@ -208,3 +208,79 @@ func TestBinaryAdminTokenBound(t *testing.T) {
 		t.Errorf("another admin token beside the first at its bound: %s (closed: %v)", answer, closed)
 	}
 }
+
+// TestBinaryTokenBoundStreams: /mcp event streams count against their
+// token (hub.limits.maxConnectionsPerToken, 4 here: the token's bridge and
+// three streams); past them, the token's next stream is answered 503
+// with Retry-After naming the bound, and another agent's token opens its
+// own session and stream beside it.
+func TestBinaryTokenBoundStreams(t *testing.T) {
+	config := writeConfig(t, "board: sim\nhub:\n  limits: {maxConnectionsPerToken: 4}\n  mcp: {enabled: true}\n")
+	g := startGateway(t, t.TempDir(), "--config", config)
+	agent := g.addToken(t, "streaming-agent", "control_low")
+	other := g.addToken(t, "other-agent", "control_low")
+	sessions := make([]string, 4)
+	for i := range sessions {
+		sessions[i] = mcpSessionEventually(t, g, agent)
+	}
+	var streams []*http.Response
+	defer func() {
+		for _, s := range streams {
+			s.Body.Close()
+		}
+	}()
+	for _, session := range sessions[:3] {
+		s := eventually(t, func() *http.Response { return openStream(t, g, agent, session) })
+		streams = append(streams, s)
+	}
+	a := mcpDo(t, g, mcpReq{method: http.MethodGet, token: agent, session: sessions[3]})
+	if a.code != http.StatusServiceUnavailable || a.header.Get("Retry-After") != "10" ||
+		!strings.Contains(a.body, `token "streaming-agent" holds all 4 connections one token may (hub.limits.maxConnectionsPerToken)`) {
+		t.Errorf("the token's fourth stream beside three: %v, Retry-After %q; want 503 naming the bound", a, a.header.Get("Retry-After"))
+	}
+	s := eventually(t, func() *http.Response { return openStream(t, g, other, mcpSessionEventually(t, g, other)) })
+	s.Body.Close()
+}
+
+// mcpSessionEventually is mcpSession for a token at its bound: the
+// connections of its requests close after each answer, and the gateway
+// gives their slots back when it sees the close, so a request may find
+// the token full for a moment.
+func mcpSessionEventually(t *testing.T, g *gateway, tok string) string {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		a := mcpDo(t, g, mcpReq{token: tok, body: mcpInit})
+		if id := a.header.Get("Mcp-Session-Id"); a.code == http.StatusOK && id != "" {
+			if n := eventually(t, func() *mcpAnswer {
+				n := mcpDo(t, g, mcpReq{token: tok, session: id, body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`})
+				if n.code == http.StatusServiceUnavailable {
+					return nil
+				}
+				return &n
+			}); n.code != http.StatusAccepted {
+				t.Fatalf("notifications/initialized: %v", n)
+			}
+			return id
+		}
+		if a.code != http.StatusServiceUnavailable || time.Now().After(deadline) {
+			t.Fatalf("initialize: %v", a)
+		}
+		<-time.After(20 * time.Millisecond) // the gateway sees each close when its read ends
+	}
+}
+
+// eventually calls try until it returns non-nil, for at most waitLong.
+func eventually[T any](t *testing.T, try func() *T) *T {
+	t.Helper()
+	deadline := time.Now().Add(waitLong)
+	for {
+		if v := try(); v != nil {
+			return v
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("still refused after %v", waitLong)
+		}
+		<-time.After(20 * time.Millisecond) // the gateway sees each close when its read ends
+	}
+}
