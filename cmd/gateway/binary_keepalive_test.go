@@ -235,3 +235,45 @@ func wantBusy(t *testing.T, what string, resp *http.Response) {
 	}
 	wantSecurityHeaders(t, what, resp.Header)
 }
+
+// TestBinaryRefusalFloodBounded: from one address, eight busy connections
+// and then 500 more to the HTTP listener, each sending a request and
+// then neither reading nor closing. What the gateway spends on them stays
+// bounded — at most 4 of them held at once (waiting for room, then
+// answered 503), the others closed at once — and an admin from another
+// address stops the gateway within a second meanwhile.
+func TestBinaryRefusalFloodBounded(t *testing.T) {
+	g := startGateway(t, t.TempDir())
+	admin := readAdminToken(t, g.dir)
+	before := waitMetrics(t, g, admin, func(map[string]float64) bool { return true })["go_goroutines"]
+	for range 8 {
+		c := dialHTTP(t, g.httpAddr)
+		io.WriteString(c.c, "GET /healthz HTTP/1.1\r\nHost: gateway\r\n") // headers not ended
+	}
+	waitMetrics(t, g, admin, func(m map[string]float64) bool { return m["gateway_hal_connections_unauthenticated"] >= 8 })
+	const flood = 500
+	most := 0.0
+	for i := range flood {
+		c := dialHTTP(t, g.httpAddr)
+		io.WriteString(c.c, "GET / HTTP/1.1\r\nHost: gateway\r\n\r\n")
+		if i%100 == 99 {
+			most = max(most, waitMetrics(t, g, admin, func(map[string]float64) bool { return true })["go_goroutines"])
+		}
+	}
+	tookWS := wsStopFrom(t, "127.0.0.2", g.ws, admin)
+	m := waitMetrics(t, g, admin, func(m map[string]float64) bool { return m["gateway_hal_connections_refused_total"] == flood })
+	most = max(most, m["go_goroutines"])
+	t.Logf("goroutines: %v before, at most %v during the flood; refused %v, answered 503 %v; the stop from another address took %v",
+		before, most, m["gateway_hal_connections_refused_total"], m["gateway_http_refused_busy_total"], tookWS.Round(time.Millisecond))
+	if tookWS > stopWithin {
+		t.Errorf("the stop from another address took %v during the flood", tookWS)
+	}
+	// The 8 busy connections' goroutines, 4 held ones, and /metrics'
+	// own; 500 held connections would be 500 more.
+	if most > before+8+4+8 {
+		t.Errorf("%v goroutines during the flood, %v before: the flood is not bounded", most, before)
+	}
+	if m["gateway_http_refused_busy_total"] > 4*flood/100 {
+		t.Errorf("%v of %d answered 503: more than 4 held at once?", m["gateway_http_refused_busy_total"], flood)
+	}
+}
