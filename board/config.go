@@ -210,6 +210,10 @@ type Limits struct {
 	// queues together (openhal-0.1 §8).
 	QueueBytes      int `yaml:"queueBytes"`
 	TotalQueueBytes int `yaml:"totalQueueBytes"`
+
+	// MaxConnectionsPerToken bounds the connections (of MaxConnections
+	// and AdminReserve together) one token holds.
+	MaxConnectionsPerToken int `yaml:"maxConnectionsPerToken"`
 }
 
 //go:embed default.yaml

@@ -20,7 +20,7 @@ func TestDefault(t *testing.T) {
 			Listen:      ListenConfig{HTTP: Listener{Addr: "127.0.0.1:7750"}, TCP: Listener{Addr: "127.0.0.1:7751"}},
 			Limits: Limits{
 				MaxMessageBytes: 262144, MaxInFlight: 32, MaxConnections: 64,
-				AdminReserve: 4, InitTimeout: 10 * time.Second, QueueLength: 1024,
+				AdminReserve: 4, MaxConnectionsPerToken: 16, InitTimeout: 10 * time.Second, QueueLength: 1024,
 				AuthFailures: 5, AuthWindow: time.Minute,
 				MaxUnauthenticated: 64, MaxUnauthenticatedPerPeer: 8, InitMessageBytes: 16384,
 				HTTPIdleTimeout: time.Minute, AuthTrackedPeers: 4096,
@@ -67,6 +67,7 @@ hub:
     maxInFlight: 8
     maxConnections: 1_000
     adminReserve: 0
+    maxConnectionsPerToken: 3
     initTimeout: 1m30s
     queueLength: 16
     maxUnauthenticated: 32
@@ -89,7 +90,7 @@ sim:
 				Conformance: "control",
 				Listen:      ListenConfig{HTTP: Listener{Addr: "[::1]:8080"}, TCP: Listener{Addr: ":9000", Insecure: true}, Unix: "/run/gateway/hal.sock"},
 				Limits: Limits{MaxMessageBytes: 65536, MaxInFlight: 8, MaxConnections: 1000,
-					AdminReserve: 0, InitTimeout: 90 * time.Second, QueueLength: 16,
+					AdminReserve: 0, MaxConnectionsPerToken: 3, InitTimeout: 90 * time.Second, QueueLength: 16,
 					AuthFailures: 5, AuthWindow: time.Minute,
 					MaxUnauthenticated: 32, MaxUnauthenticatedPerPeer: 2, InitMessageBytes: 4096,
 					HTTPIdleTimeout: 5 * time.Second, AuthTrackedPeers: 100,
@@ -208,6 +209,7 @@ func TestParseErrors(t *testing.T) {
 		{"zero in flight", lim("    maxInFlight: 0\n"), "hub.limits.maxInFlight: must be positive, got 0"},
 		{"negative connections", lim("    maxConnections: -1\n"), "hub.limits.maxConnections: must be positive, got -1"},
 		{"negative admin reserve", lim("    adminReserve: -1\n"), "hub.limits.adminReserve: must not be negative, got -1"},
+		{"zero connections per token", lim("    maxConnectionsPerToken: 0\n"), "hub.limits.maxConnectionsPerToken: must be positive, got 0"},
 		{"zero queue", lim("    queueLength: 0\n"), "hub.limits.queueLength: must be positive, got 0"},
 		{"queue bytes below the message limit", lim("    queueBytes: 262143\n"),
 			"hub.limits.queueBytes: must be at least hub.limits.maxMessageBytes (262144), so that an answer of that size fits; got 262143"},

@@ -145,6 +145,7 @@ func (v *validator) limits(l Limits) {
 	if l.AdminReserve < 0 {
 		v.add("hub.limits.adminReserve", "must not be negative, got %d", l.AdminReserve)
 	}
+	positive("hub.limits.maxConnectionsPerToken", l.MaxConnectionsPerToken)
 	v.duration("hub.limits.initTimeout", l.InitTimeout)
 	positive("hub.limits.queueLength", l.QueueLength)
 	positive("hub.limits.authFailures", l.AuthFailures)

@@ -173,7 +173,9 @@ func TestUnauthenticatedTotal(t *testing.T) {
 // Spec §2: HTTP connections, keep-alive ones included, count toward the
 // budget of connections not yet authenticated of their peer, which the
 // network listeners share; a WebSocket leaves it once hal/initialize
-// gives it a slot.
+// gives it a slot. A keep-alive connection waiting idle gives its place
+// to a new connection of its peer; one in use (a WebSocket before
+// hal/initialize) does not.
 func TestHTTPConnectionsCount(t *testing.T) {
 	t.Parallel()
 	th := newTestHub(t, func(o *Options) { o.Limits.MaxUnauthenticatedPerPeer = 2 })
@@ -191,14 +193,17 @@ func TestHTTPConnectionsCount(t *testing.T) {
 	get() // one keep-alive connection, idle now
 	ws := th.dialWS(t, th.admin)
 	waitFor(t, 5*time.Second, "two held", func() bool { n, _ := th.hub.Unauthenticated(); return n == 2 })
-	th.wantClosedAtAccept(t, "127.0.0.1")
-	if _, resp, err := th.dialWSResponse(th.admin); err == nil {
-		t.Fatalf("a third connection upgraded (%v)", resp.Status)
+	tcp := th.dialTCPFrom(t, "127.0.0.1") // in place of the idle one
+	waitFor(t, 5*time.Second, "the idle one closed for it", func() bool { return th.hub.stats.idleReclaimed.Load() == 1 })
+	th.wantClosedAtAccept(t, "127.0.0.1") // the WebSocket and tcp are in use
+	if _, resp, err := th.dialWSResponse(th.admin); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a third connection: %v %v, want 503", resp, err)
 	}
 
 	ws.init("")
 	waitFor(t, 5*time.Second, "the WebSocket's ticket back", func() bool { n, _ := th.hub.Unauthenticated(); return n == 1 })
-	th.dialTCP(t).init(th.admin)
+	tcp.init(th.admin)
+	get()
 	tr.CloseIdleConnections()
 	waitFor(t, 5*time.Second, "the HTTP connection's ticket back", func() bool { n, _ := th.hub.Unauthenticated(); return n == 0 })
 }
@@ -300,7 +305,7 @@ func TestPeerBudget(t *testing.T) {
 			b := newPeerBudget(2, 3)
 			var tickets []*ticket
 			for i, s := range tc.steps {
-				tk := b.take(s.peer, s.exempt)
+				tk, _, _ := b.take(s.peer, s.exempt, nil)
 				if (tk != nil) != s.want {
 					t.Fatalf("step %d (%s): admitted %v, want %v", i, s.peer, tk != nil, s.want)
 				}

@@ -19,7 +19,7 @@ import (
 // coalesce: a gap is the Hub's.
 func TestFanoutEveryWatcherEveryValue(t *testing.T) {
 	const watchers, values = 24, 400
-	th := newTestHub(t)
+	th := newTestHub(t, func(o *Options) { o.Limits.MaxConnectionsPerToken = watchers }) // one token for every watcher
 	th.addDevice(t, lineSensor("bench.scope"))
 	var ws []*client
 	for i := range watchers {

@@ -26,16 +26,26 @@ const (
 const acceptProbe = 100 * time.Millisecond
 
 // guardedListener is a listener of the Hub's (spec §2): it admits each
-// connection to the budget of connections not yet authenticated, or
-// closes it at once; and it outlives errors at accept that are not the
-// peer's (EMFILE, ENFILE, ENOBUFS, ENOMEM...), backing off and accepting
-// again, while /healthz names it.
+// connection to the budget of connections not yet authenticated, or holds
+// it a moment for room and then refuses it (refuse.go); and it outlives
+// errors at accept that are not the peer's (EMFILE, ENFILE, ENOBUFS,
+// ENOMEM...), backing off and accepting again, while /healthz names it.
+// One goroutine accepts (acceptLoop); Accept hands over what it admits,
+// and what a wait for room admits later.
 type guardedListener struct {
 	net.Listener
 	name string
 	hub  *Hub
 	tls  *tls.Config // nil: plain
+	// speaksHTTP is set once the Hub's HTTP server serves the listener
+	// (HTTPServer's BaseContext): a refused connection is answered 503
+	// rather than closed without a byte.
+	speaksHTTP atomic.Bool
 
+	start     sync.Once
+	conns     chan net.Conn // admitted connections, for Accept
+	ended     chan struct{} // closed when acceptLoop ends; err says why
+	err       error
 	done      chan struct{} // closed by Close: a back-off wait ends
 	closeOnce sync.Once
 
@@ -54,15 +64,20 @@ type deadliner interface{ SetDeadline(time.Time) error }
 // "http", ...), with TLS over the guard when tc is not nil. Accept admits
 // each connection to the budget of connections not yet authenticated
 // (Limits.MaxUnauthenticated and MaxUnauthenticatedPerPeer; a Unix
-// socket's peers by uid), closing at once those past it, and it returns
-// an error only once ln is closed: an error that is not the peer's backs
-// off (5 ms doubling to 1 s) and accepts again, and /healthz answers 503
-// naming "listener <name>" until the listener accepts again (a connection,
-// or an accept that waits 100 ms without error). Closing the returned
-// listener closes ln and ends a back-off at once. Serve the result with
-// ServeLines or HTTPServer.
+// socket's peers by uid), first closing an HTTP keep-alive connection
+// that waits idle where the budget is used up; when none does, the
+// connection waits up to admitWait for room, and is then refused:
+// answered 503 on a listener that HTTPServer serves, closed without a
+// byte on others (counted, and logged at most once a minute per peer).
+// It returns an error only once ln is closed: an error that is not the
+// peer's backs off (5 ms doubling to 1 s) and accepts again, and
+// /healthz answers 503 naming "listener <name>" until the listener
+// accepts again (a connection, or an accept that waits 100 ms without
+// error). Closing the returned listener closes ln and ends a back-off at
+// once. Serve the result with ServeLines or HTTPServer.
 func (h *Hub) Guard(name string, ln net.Listener, tc *tls.Config) net.Listener {
-	g := &guardedListener{Listener: ln, name: name, hub: h, tls: tc, done: make(chan struct{})}
+	g := &guardedListener{Listener: ln, name: name, hub: h, tls: tc,
+		conns: make(chan net.Conn), ended: make(chan struct{}), done: make(chan struct{})}
 	h.mu.Lock()
 	h.guards[g] = struct{}{}
 	h.mu.Unlock()
@@ -72,21 +87,33 @@ func (h *Hub) Guard(name string, ln net.Listener, tc *tls.Config) net.Listener {
 // Accept returns the next connection admitted, or ln's error once ln is
 // closed.
 func (g *guardedListener) Accept() (net.Conn, error) {
+	g.start.Do(func() { go g.acceptLoop() })
+	select {
+	case c := <-g.conns:
+		return c, nil
+	case <-g.ended:
+		return nil, g.err
+	}
+}
+
+// acceptLoop accepts until ln is closed, admitting each connection to its
+// budget (admitConn): one admitted is handed to Accept; one the budget
+// has no room for waits for it apart (waitForRoom) or is refused.
+func (g *guardedListener) acceptLoop() {
+	defer close(g.ended)
 	for {
 		c, err := g.Listener.Accept()
 		if err == nil {
 			g.accepting()
-			if gc := g.hub.admitConn(c); gc != nil {
-				if g.tls != nil {
-					return tls.Server(gc, g.tls), nil
-				}
-				return gc, nil
+			if gc := g.hub.admitConn(c, g); gc != nil && !g.admitted(gc) {
+				g.err = net.ErrClosed
+				return
 			}
-			c.Close()
 			continue
 		}
 		if g.isClosed() || errors.Is(err, net.ErrClosed) {
-			return nil, err
+			g.err = err
+			return
 		}
 		var ne net.Error
 		switch {
@@ -95,11 +122,29 @@ func (g *guardedListener) Accept() (net.Conn, error) {
 		case peersFault(err):
 			// That connection is gone; the next may be fine.
 		case !g.backOff(err):
-			return nil, net.ErrClosed
+			g.err = net.ErrClosed
+			return
 		default:
 			g.probe()
 		}
 	}
+}
+
+// admitted hands gc, under TLS when the listener has it, to Accept. It
+// reports false, closing gc, when the listener closed first.
+func (g *guardedListener) admitted(gc *guardedConn) bool {
+	var c net.Conn = gc
+	if g.tls != nil {
+		c = tls.Server(gc, g.tls)
+	}
+	select {
+	case g.conns <- c:
+		return true
+	case <-g.done:
+	case <-g.ended:
+	}
+	gc.Close()
+	return false
 }
 
 // probe gives the accept after a back-off a short deadline, where the
@@ -213,19 +258,33 @@ func peersFault(err error) bool {
 
 // admitConn takes a ticket for c from the budget of its kind — the Unix
 // socket's by peer uid, the network's by remote address — and returns c
-// holding it, or nil (counted as refused) when the budget is used up.
-func (h *Hub) admitConn(c net.Conn) *guardedConn {
+// holding it. Without one, c waits for room apart (waitForRoom, for
+// listener g) and admitConn returns nil.
+func (h *Hub) admitConn(c net.Conn, g *guardedListener) *guardedConn {
 	budget, peer, exempt := h.netBudget, hostOf(c.RemoteAddr().String()), false
 	if uc, ok := innermost(c).(*net.UnixConn); ok {
 		budget = h.unixBudget
 		peer, exempt = unixPeer(uc)
 	}
-	t := budget.take(peer, exempt)
-	if t == nil {
-		h.stats.refused.Add(1)
-		return nil
+	gc := &guardedConn{Conn: c, peer: peer}
+	bound := h.takeTicket(gc, budget, exempt)
+	if bound == "" {
+		return gc
 	}
-	return &guardedConn{Conn: c, peer: peer, ticket: t}
+	h.waitForRoom(gc, g, budget, exempt, bound)
+	return nil
+}
+
+// takeTicket gives gc a ticket of budget, closing an idle keep-alive
+// connection to make room if it must (peerBudget.take), or returns the
+// bound that has no room.
+func (h *Hub) takeTicket(gc *guardedConn, budget *peerBudget, exempt bool) (bound string) {
+	t, bound, reclaimed := budget.take(gc.peer, exempt, gc)
+	if reclaimed > 0 {
+		h.stats.idleReclaimed.Add(uint64(reclaimed))
+	}
+	gc.ticket = t
+	return bound
 }
 
 // guardedConn is a connection admitted by a guardedListener. Closing it
@@ -236,33 +295,39 @@ type guardedConn struct {
 	peer   string // the budget's key: remote address, or "uid:N"
 	ticket *ticket
 
-	httpIdle     atomic.Bool // HTTP: between requests (ConnState)
+	// idleTick is non-zero while the connection waits idle between HTTP
+	// requests (ConnState): a number from Hub.idleTicks, so that the
+	// lowest went idle first and is closed first to make room.
+	idleTick     atomic.Uint64
 	readTimedOut atomic.Bool // a read hit its deadline
 
-	mu      sync.Mutex
-	slotHub *Hub // whose slot c holds (AdmitHTTP), until closed
-	closed  bool
+	mu        sync.Mutex
+	slotHub   *Hub   // whose slot c holds (AdmitHTTP), until closed
+	slotToken string // the token that slot counts against; written under slotHub.mu too
+	closed    bool
 
 	cork cork // a WebSocket's, for the fan-out (cork.go)
 }
 
-// admit gives c one of h's slots for scope in place of its ticket
-// (Hub.AdmitHTTP).
-func (c *guardedConn) admit(h *Hub, scope openhal.Scope) bool {
+// admit gives c one of h's slots for principal p in place of its ticket
+// (Hub.AdmitHTTP), or returns why it cannot (takeSlot's reason).
+func (c *guardedConn) admit(h *Hub, p openhal.Principal) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.slotHub != nil || c.closed {
-		return true // admitted already; or closed, its request ending
+		return "" // admitted already; or closed, its request ending
 	}
-	h.mu.Lock()
-	ok := h.takeSlotLocked(scope)
-	h.mu.Unlock()
-	if !ok {
-		return false
+	// c is not among h.httpSlots yet: takeSlot never closes it, so
+	// holding c.mu meanwhile is safe.
+	reason := h.takeSlot(p, func() {
+		c.slotHub, c.slotToken = h, p.Name
+		h.httpSlots[c] = struct{}{}
+	})
+	if reason != "" {
+		return reason
 	}
-	c.slotHub = h
 	c.ticket.release()
-	return true
+	return ""
 }
 
 func (c *guardedConn) Read(p []byte) (int, error) {
@@ -285,11 +350,11 @@ func (c *guardedConn) noteTimeout(err error) {
 
 func (c *guardedConn) Close() error {
 	c.mu.Lock()
-	h := c.slotHub
+	h, token := c.slotHub, c.slotToken
 	c.slotHub, c.closed = nil, true
 	c.mu.Unlock()
 	if h != nil {
-		h.giveSlot()
+		h.giveHTTPSlot(c, token)
 	}
 	c.ticket.release()
 	return c.Conn.Close()

@@ -38,7 +38,8 @@ type HTTPOptions struct {
 const healthDeadline = 5 * time.Second
 
 // Handler serves GET /hal (WebSocket), /healthz and /metrics, and the
-// console at / when opt.Console is set.
+// console at / when opt.Console is set. Every answer carries the security
+// headers (headers.go), the mux's own redirects and errors included.
 func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 	probes := map[string]func(context.Context) error{"hub": h.Probe}
 	if h.opt.Audit != nil {
@@ -94,7 +95,7 @@ func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 			mux.Handle(m+" /mcp", opt.MCP)
 		}
 	}
-	return mux
+	return withSecurityHeaders(mux)
 }
 
 // stopHealthLine is the second line of /healthz while the emergency stop
@@ -174,12 +175,22 @@ type guardedConnKey struct{}
 // accept until a WebSocket on it completes hal/initialize (keep-alive
 // connections included); a connection silent for 10 s before its request
 // headers, or idle for Limits.HTTPIdleTimeout between requests, is closed
-// (the latter counted in /metrics).
+// (the latter counted in /metrics). A connection refused at accept gets
+// an answer of its own, 503 with Retry-After (refuse.go).
 func (h *Hub) HTTPServer(opt HTTPOptions) *http.Server {
 	srv := &http.Server{
 		Handler:           h.Handler(opt),
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       h.opt.Limits.HTTPIdleTimeout,
+		// Serve calls it once, with the listener, before it accepts:
+		// the one place where a listener learns that HTTP is spoken on
+		// it, wherever it is served.
+		BaseContext: func(ln net.Listener) context.Context {
+			if g, ok := ln.(*guardedListener); ok {
+				g.speaksHTTP.Store(true)
+			}
+			return context.Background()
+		},
 		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
 			if g := guardedOf(c); g != nil {
 				return context.WithValue(ctx, guardedConnKey{}, g)
@@ -193,9 +204,12 @@ func (h *Hub) HTTPServer(opt HTTPOptions) *http.Server {
 	return srv
 }
 
-// httpConnState counts the keep-alive connections the server closes for
-// their idle timeout: closed while idle, after a read ran into its
-// deadline (a client that closes an idle connection is not counted).
+// httpConnState notes when a connection waits idle between requests,
+// so that admission may close the longest idle to make room, and counts
+// the keep-alive connections the server closes for their idle timeout:
+// closed while idle, after a read ran into its deadline (a client that
+// closes an idle connection, or admission closing one, is not counted).
+// A connection hijacked for a WebSocket is never idle.
 func (h *Hub) httpConnState(c net.Conn, state http.ConnState) {
 	g := guardedOf(c)
 	if g == nil {
@@ -204,12 +218,22 @@ func (h *Hub) httpConnState(c net.Conn, state http.ConnState) {
 	switch state {
 	case http.StateIdle:
 		g.readTimedOut.Store(false)
-		g.httpIdle.Store(true)
-	case http.StateActive:
-		g.httpIdle.Store(false)
+		if g.idleTick.Swap(h.idleTicks.Add(1)) == 0 {
+			h.stats.httpIdle.Add(1)
+		}
+		if g.ticket != nil {
+			g.ticket.b.changed.notify() // a connection waiting for room may take its place
+		}
+	case http.StateActive, http.StateHijacked:
+		if g.idleTick.Swap(0) != 0 {
+			h.stats.httpIdle.Add(-1)
+		}
 	case http.StateClosed:
-		if g.httpIdle.Load() && g.readTimedOut.Load() {
-			h.stats.httpIdleClosed.Add(1)
+		if g.idleTick.Swap(0) != 0 {
+			h.stats.httpIdle.Add(-1)
+			if g.readTimedOut.Load() {
+				h.stats.httpIdleClosed.Add(1)
+			}
 		}
 	}
 }

@@ -25,14 +25,18 @@ import (
 
 // Limits bound what one client can make the Hub hold (spec §2).
 type Limits struct {
-	MaxMessageBytes int           // largest message; more closes the connection
-	MaxInFlight     int           // requests in flight per connection; more get BUSY
-	MaxConnections  int           // connections for any token
-	AdminReserve    int           // further connections kept for admin tokens
-	InitTimeout     time.Duration // time to complete hal/initialize
-	QueueLength     int           // waiting notifications (other than values) per connection
-	WriteTimeout    time.Duration // default deadline of a write at the device
-	ReadTimeout     time.Duration // deadline of a fresh measurement
+	MaxMessageBytes int // largest message; more closes the connection
+	MaxInFlight     int // requests in flight per connection; more get BUSY
+	MaxConnections  int // connections for any token
+	AdminReserve    int // further connections kept for admin tokens
+	// MaxConnectionsPerToken bounds the slots (of MaxConnections and
+	// AdminReserve together) one token holds, so that one agent's leak or
+	// flood cannot keep another principal out.
+	MaxConnectionsPerToken int
+	InitTimeout            time.Duration // time to complete hal/initialize
+	QueueLength            int           // waiting notifications (other than values) per connection
+	WriteTimeout           time.Duration // default deadline of a write at the device
+	ReadTimeout            time.Duration // deadline of a fresh measurement
 
 	// Connections not yet authenticated hold no slot of MaxConnections:
 	// they have a budget of their own (spec §2), per peer (remote address;
@@ -63,10 +67,12 @@ func DefaultLimits() Limits {
 		MaxInFlight:     32,
 		MaxConnections:  64,
 		AdminReserve:    4,
-		InitTimeout:     10 * time.Second,
-		QueueLength:     1024,
-		WriteTimeout:    5 * time.Second,
-		ReadTimeout:     5 * time.Second,
+
+		MaxConnectionsPerToken: 16,
+		InitTimeout:            10 * time.Second,
+		QueueLength:            1024,
+		WriteTimeout:           5 * time.Second,
+		ReadTimeout:            5 * time.Second,
 
 		MaxUnauthenticated:        64,
 		MaxUnauthenticatedPerPeer: 8,
@@ -91,6 +97,7 @@ func (l Limits) withDefaults() Limits {
 	fill(&l.MaxUnauthenticatedPerPeer, d.MaxUnauthenticatedPerPeer)
 	fill(&l.InitMessageBytes, d.InitMessageBytes)
 	fill(&l.AuthTrackedPeers, d.AuthTrackedPeers)
+	fill(&l.MaxConnectionsPerToken, d.MaxConnectionsPerToken)
 	if l.HTTPIdleTimeout <= 0 {
 		l.HTTPIdleTimeout = d.HTTPIdleTimeout
 	}
@@ -184,10 +191,14 @@ type Hub struct {
 	listeners map[*listener]struct{} // in-process audiences (Listen)
 	unsub     func()
 
-	slots      int                           // authenticated sessions holding a slot; under mu
+	slots      int                           // authenticated connections holding a slot; under mu
+	tokenSlots map[string]int                // the slots each token holds, by its entry's name; under mu
+	httpSlots  map[*guardedConn]struct{}     // HTTP connections holding a slot (AdmitHTTP); under mu
 	netBudget  *peerBudget                   // unauthenticated connections, network listeners
 	unixBudget *peerBudget                   // unauthenticated connections, Unix socket
 	guards     map[*guardedListener]struct{} // listeners from Guard, for /healthz; under mu
+	idleTicks  atomic.Uint64                 // orders HTTP connections by when they went idle (guardedConn.idleTick)
+	refusals   *refuser                      // connections refused at accept: answers and log lines
 }
 
 // New returns a Hub over reg. Call SetTokens and Restore before serving,
@@ -241,6 +252,9 @@ func New(reg *device.Registry, opt Options) *Hub {
 	h.netBudget = newPeerBudget(lim.MaxUnauthenticatedPerPeer, lim.MaxUnauthenticated)
 	h.unixBudget = newPeerBudget(lim.MaxUnauthenticatedPerPeer, lim.MaxUnauthenticated)
 	h.guards = map[*guardedListener]struct{}{}
+	h.tokenSlots = map[string]int{}
+	h.httpSlots = map[*guardedConn]struct{}{}
+	h.refusals = newRefuser()
 	addExtensions(h.methods, opt.Extensions)
 	addExtensions(h.methods, valuesExtension(reg))
 	h.methodNames = methodNames(h.methods)

@@ -67,12 +67,10 @@ func (s *session) checkInitialize(raw json.RawMessage) (_ *openhal.InitializeRes
 		return nil, errInvalidParams("bad_client_info", "params.clientInfo: want {name, version} with a name"), false
 	}
 	h := s.hub
-	if !h.takeSlot(s, entry.Scope) {
-		lim := h.opt.Limits
-		return nil, errorf(openhal.CodeBusy, "full", "all %d connections are taken (and the %d kept for admin tokens); try again later",
-			lim.MaxConnections, lim.AdminReserve), true
-	}
 	principal := openhal.Principal{Kind: entry.Kind, Name: entry.Name, Scope: entry.Scope}
+	if reason := h.takeSlot(principal, func() { s.slotted = true }); reason != "" {
+		return nil, h.errBusy(reason, principal), true
+	}
 	s.mu.Lock()
 	s.phase, s.token, s.entry, s.principal = phaseInitialized, tok, entry, principal
 	s.mu.Unlock()

@@ -19,6 +19,11 @@ type stats struct {
 	overflows    atomic.Uint64 // connections closed for a full queue
 
 	full           atomic.Uint64 // hal/initialize answered BUSY "full": no slot free
+	tokenFull      atomic.Uint64 // hal/initialize answered BUSY "token_full": the token holds its share
+	idleReclaimed  atomic.Uint64 // idle HTTP keep-alive connections closed to make room
+	refusedBusy    atomic.Uint64 // refused HTTP connections answered 503
+	httpIdle       atomic.Int64  // HTTP keep-alive connections waiting idle now
+	waited         atomic.Uint64 // connections admitted after waiting for room
 	rateLimited    atomic.Uint64 // UNAUTHORIZED answered rate_limited
 	httpIdleClosed atomic.Uint64 // HTTP keep-alive connections closed for their idle timeout
 	acceptErrors   atomic.Uint64 // accepts that failed for a reason not the peer's
@@ -35,7 +40,7 @@ func (h *Hub) writeMetrics(w io.Writer) {
 	gauge("gateway_hal_connections", "Open HAL connections.", h.Connections())
 	gauge("gateway_devices", "Registered devices.", len(h.reg.List()))
 	counter("gateway_hal_connections_total", "HAL connections admitted.", h.stats.connections.Load())
-	counter("gateway_hal_connections_refused_total", "Connections closed at accept: the budget of connections not yet authenticated was used up.", h.stats.refused.Load())
+	counter("gateway_hal_connections_refused_total", "Connections refused at accept: the budget of connections not yet authenticated was used up, none of them idle.", h.stats.refused.Load())
 	messages, requests := h.received()
 	counter("gateway_hal_messages_received_total", "HAL messages received.", messages)
 	counter("gateway_hal_requests_total", "HAL requests received.", requests)
@@ -59,6 +64,12 @@ func (h *Hub) writeMetrics(w io.Writer) {
 	network, unix := h.Unauthenticated()
 	gauge("gateway_hal_connections_unauthenticated", "Connections not yet authenticated (HTTP connections included), network listeners and Unix socket.", network+unix)
 	counter("gateway_hal_connections_full_total", "hal/initialize answered BUSY full: no connection slot free for the token.", h.stats.full.Load())
+	counter("gateway_hal_connections_token_full_total", "hal/initialize answered BUSY token_full (on /mcp, 503): the token holds all the connections one token may.", h.stats.tokenFull.Load())
+	gauge("gateway_hal_token_connections_max", "Connection slots held by the token that holds the most.", h.mostTokenSlots())
+	gauge("gateway_http_connections_idle", "HTTP keep-alive connections waiting idle between requests.", int(h.stats.httpIdle.Load()))
+	counter("gateway_http_idle_reclaimed_total", "HTTP keep-alive connections waiting idle closed to make room for a new connection.", h.stats.idleReclaimed.Load())
+	counter("gateway_hal_connections_waited_total", "Connections admitted after waiting for room in the budget of connections not yet authenticated.", h.stats.waited.Load())
+	counter("gateway_http_refused_busy_total", "HTTP connections refused at accept that were answered 503 with Retry-After.", h.stats.refusedBusy.Load())
 	counter("gateway_hal_rate_limited_total", "UNAUTHORIZED answers rate_limited (their connections closed).", h.stats.rateLimited.Load())
 	counter("gateway_http_idle_closed_total", "HTTP keep-alive connections closed after their idle timeout.", h.stats.httpIdleClosed.Load())
 	counter("gateway_listener_accept_errors_total", "Accepts that failed for a reason not the peer's (each backed off).", h.stats.acceptErrors.Load())

@@ -32,11 +32,12 @@ type HTTPOptions struct {
 	// CheckOrigin is the Hub's Origin rule (halhub Hub.CheckOrigin).
 	CheckOrigin func(*http.Request) error
 	// Admit, when set, admits the HTTP connection of a request whose
-	// token the Hub took as one of the token's scope (halhub
+	// token the Hub took, as the token's principal (halhub
 	// Hub.AdmitHTTP): it leaves the budget of connections not yet
-	// authenticated for a slot of the Hub's, as a WebSocket does after
-	// hal/initialize; false when no slot is free.
-	Admit func(r *http.Request, scope openhal.Scope) bool
+	// authenticated for a slot of the Hub's, counted against the token,
+	// as a WebSocket does after hal/initialize; an error saying which
+	// bound refused it when no slot is free for it.
+	Admit func(r *http.Request, p openhal.Principal) error
 	// IdleTimeout ends an MCP session, and a token's bridge with its Hub
 	// connection, after this long without a request; 0 means 30 minutes.
 	IdleTimeout time.Duration
@@ -47,6 +48,11 @@ type HTTPOptions struct {
 
 // defaultIdle is how long an unused session and bridge are kept.
 const defaultIdle = 30 * time.Minute
+
+// retryBusy is the Retry-After of a 503 for want of a slot, in seconds:
+// slots come free as other clients close connections, which takes longer
+// than a request.
+const retryBusy = "10"
 
 // maxBody bounds a request's body: an MCP message to this gateway is a
 // tool call with a device id and a value, far below it.
@@ -142,10 +148,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, err)
 		return
 	}
-	if h.opt.Admit != nil && !h.opt.Admit(r, tb.b.Principal().Scope) {
-		w.Header().Set("Retry-After", "10")
-		http.Error(w, "the gateway has no connection slot free for this agent now (hub.limits.maxConnections): try again later", http.StatusServiceUnavailable)
-		return
+	if h.opt.Admit != nil {
+		if err := h.opt.Admit(r, tb.b.Principal()); err != nil {
+			w.Header().Set("Retry-After", retryBusy)
+			http.Error(w, "the gateway has no connection slot free for this request: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
 	}
 	r = r.WithContext(context.WithValue(r.Context(), bridgeKey{}, tb))
 	if h.statelessRequest(r) {
@@ -181,6 +189,7 @@ func (h *Handler) refuse(w http.ResponseWriter, err error) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="gateway", error="invalid_token"`)
 		http.Error(w, "the gateway does not know this token (or it was revoked)", http.StatusUnauthorized)
 	case errors.As(err, &he) && he.Code() == openhal.CodeBusy:
+		w.Header().Set("Retry-After", retryBusy)
 		http.Error(w, "the gateway is busy: "+he.Error(), http.StatusServiceUnavailable)
 	case errors.Is(err, errClosed):
 		http.Error(w, "the gateway is stopping", http.StatusServiceUnavailable)

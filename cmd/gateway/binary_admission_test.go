@@ -413,15 +413,16 @@ func TestBinaryHTTPIdleClosed(t *testing.T) {
 }
 
 // underPrlimit starts `gateway run` under prlimit --nofile=soft:hard
-// (util-linux), with a Unix socket too, and waits until it is ready.
-func underPrlimit(t *testing.T, dir string, soft, hard int) *gateway {
+// (util-linux), with a Unix socket too and more arguments, and waits
+// until it is ready.
+func underPrlimit(t *testing.T, dir string, soft, hard int, more ...string) *gateway {
 	t.Helper()
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Skip("prlimit (util-linux) is not installed")
 	}
 	args := append([]string{fmt.Sprintf("--nofile=%d:%d", soft, hard), gatewayBinary(t)},
-		gatewayRunArgs(dir, "--unix", filepath.Join(dir, "hal.sock"))...)
+		gatewayRunArgs(dir, append([]string{"--unix", filepath.Join(dir, "hal.sock")}, more...)...)...)
 	cmd := exec.Command(prlimit, args...)
 	cmd.Env = childEnv()
 	c := newChild(fmt.Sprintf("gateway run (nofile %d:%d)", soft, hard), cmd)
@@ -453,7 +454,10 @@ func TestBinaryOpenFileLimit(t *testing.T) {
 func TestBinaryListenersSurviveEMFILE(t *testing.T) {
 	const nofile = 64
 	dir := t.TempDir()
-	g := underPrlimit(t, dir, nofile, nofile)
+	// One token holds every connection: its bound must not stop them
+	// before the descriptors run out.
+	config := writeConfig(t, fmt.Sprintf("board: sim\nhub:\n  limits: {maxConnectionsPerToken: %d}\n", 2*nofile))
+	g := underPrlimit(t, dir, nofile, nofile, "--config", config)
 	admin := readAdminToken(t, dir)
 	health := &http.Client{Transport: &http.Transport{MaxConnsPerHost: 1}}
 	defer health.CloseIdleConnections()

@@ -455,7 +455,9 @@ func readAuditFiles(t *testing.T, dir string) (entries []audit.Entry, torn strin
 // whose entries share syncs (the audit log's group commit).
 func TestBinaryAuditThroughput(t *testing.T) {
 	dir := t.TempDir()
-	g := startGateway(t, dir)
+	// The admin token holds all 17 connections (one, then sixteen): above
+	// its bound of 16 a token.
+	g := startGateway(t, dir, "--config", writeConfig(t, "board: sim\nhub:\n  limits: {maxConnectionsPerToken: 17}\n"))
 	admin := readAdminToken(t, dir)
 	const d = time.Second
 	measure := func(clients int) float64 {

@@ -416,6 +416,7 @@ func hubLimits(l board.Limits) halhub.Limits {
 	out.MaxInFlight = l.MaxInFlight
 	out.MaxConnections = l.MaxConnections
 	out.AdminReserve = l.AdminReserve
+	out.MaxConnectionsPerToken = l.MaxConnectionsPerToken
 	out.InitTimeout = l.InitTimeout
 	out.QueueLength = l.QueueLength
 	out.MaxUnauthenticated = l.MaxUnauthenticated

@@ -1,20 +1,27 @@
 // useConnection keeps the console connected to the Hub with a token: it
 // logs in, and when the connection ends it tries again by itself, waiting
 // longer after each failure (half a second, doubling to ten), until the
-// gateway is back. A new bootId on the way back means the gateway
-// restarted: the status says so, and every view reads its state again
-// (they depend on the session).
+// gateway is back. A gateway that answers busy (no connection free for
+// the token now, or the connection refused with 503) is tried again the
+// same way: room comes as other clients leave. A new bootId on the way
+// back means the gateway restarted: the status says so, and every view
+// reads its state again (they depend on the session).
 import { useEffect, useState } from "./vendor/htm/standalone.module.js";
 import { HubError, Session, explain, hubURL } from "./hub.js";
 
 const firstDelay = 500;
 const maxDelay = 10000;
 
+// busy is the Hub's BUSY error code: hal/initialize found no connection
+// free for the token (data.reason "full" or "token_full"), which another
+// try may find.
+const busy = -32010;
+
 // useConnection returns {conn, status}: conn is {session, init} of the
 // connection up now (the last one while reconnecting, so the page stays
 // on screen), status {state: "connecting"|"connected"|"reconnecting",
 // restarted, error, retryIn}. A token the Hub refuses calls
-// onRefused(sentence) and stops trying.
+// onRefused(sentence) and stops trying; a busy Hub is tried again.
 export function useConnection(token, onRefused) {
 	const [conn, setConn] = useState(null);
 	const [status, setStatus] = useState({ state: "connecting" });
@@ -47,7 +54,7 @@ export function useConnection(token, onRefused) {
 				setConn({ session: s, init });
 				setStatus({ state: "connected", restarted });
 			})().catch((err) => {
-				if (done || !(err instanceof HubError)) return fail(s, explain(err));
+				if (done || !(err instanceof HubError) || err.code === busy) return fail(s, explain(err));
 				done = true;
 				s.close();
 				onRefused(explain(err));

@@ -112,7 +112,9 @@ export function explain(err) {
 	case "rate_limited":
 		return "Too many failed logins from this address: wait a minute, then try again.";
 	case "full":
-		return "The gateway has no room for another client now: try again later.";
+		return "the gateway has no room for another client now";
+	case "token_full":
+		return "this token has as many connections open as one token may: close a tab or a program using it, or give it a token of its own";
 	case "scope":
 		return "This token may not do this: " + err.message + ".";
 	case "device_limited":
