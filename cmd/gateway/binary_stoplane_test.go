@@ -12,18 +12,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/openhal/gateway/halclient"
 	"github.com/openhal/gateway/mqttbridge/mosquittotest"
 	"github.com/openhal/gateway/openhal"
 )
@@ -223,6 +222,151 @@ func (b *mqttBench) drained(t *testing.T) {
 	}
 }
 
-var _ = sync.Mutex{}
-var _ = json.Valid
-var _ halclient.Notification
+// halPipe is one TCP connection to the Hub, initialized with a token,
+// whose answers a reader takes as they come (a client that does not read
+// is closed, and that is not what these tests try).
+type halPipe struct {
+	c       net.Conn
+	answers chan halAnswer // the answers to the ids it watches
+	watch   map[string]bool
+}
+
+// halAnswer is one answer: its id and its error's code and reason, if any.
+type halAnswer struct {
+	id, reason string
+	code       int64
+}
+
+// pipeTo connects to g's TCP listener and initializes with tok; the
+// answers to the ids in watch go to answers.
+func pipeTo(t *testing.T, g *gateway, tok string, watch ...string) *halPipe {
+	t.Helper()
+	c, err := net.Dial("tcp", g.tcpAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	p := &halPipe{c: c, answers: make(chan halAnswer, len(watch)), watch: map[string]bool{}}
+	for _, id := range watch {
+		p.watch[id] = true
+	}
+	fmt.Fprintf(c, `{"jsonrpc":"2.0","id":"init","method":"hal/initialize","params":{"protocolVersion":"0.1","clientInfo":{"name":"flooder","version":"1"},"token":%q}}`+"\n", tok)
+	fmt.Fprintf(c, `{"jsonrpc":"2.0","method":"hal/initialized"}`+"\n")
+	ready := make(chan error, 1)
+	go p.read(ready)
+	if err := <-ready; err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// read takes every message until the connection ends.
+func (p *halPipe) read(ready chan<- error) {
+	dec := json.NewDecoder(p.c)
+	for {
+		var m struct {
+			ID    json.RawMessage
+			Error *struct {
+				Code int64
+				Data struct{ Reason string }
+			}
+		}
+		if err := dec.Decode(&m); err != nil {
+			if ready != nil {
+				ready <- fmt.Errorf("hal/initialize: %w", err)
+			}
+			return
+		}
+		id := strings.Trim(string(m.ID), `"`)
+		if id == "init" && ready != nil {
+			if m.Error != nil {
+				ready <- fmt.Errorf("hal/initialize: error %d %s", m.Error.Code, m.Error.Data.Reason)
+				return
+			}
+			ready <- nil
+			ready = nil
+		}
+		if p.watch[id] {
+			a := halAnswer{id: id}
+			if m.Error != nil {
+				a.code, a.reason = m.Error.Code, m.Error.Data.Reason
+			}
+			p.answers <- a
+		}
+	}
+}
+
+// writes sends n writes of device in one go, alternately true and false,
+// with ids w<from>... .
+func (p *halPipe) writes(t *testing.T, device string, from, n int) {
+	t.Helper()
+	var b strings.Builder
+	for i := from; i < from+n; i++ {
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":"w%d","method":"hal/write","params":{"device":%q,"value":%v}}`+"\n", i, device, i%2 == 0)
+	}
+	if _, err := io.WriteString(p.c, b.String()); err != nil {
+		t.Fatalf("pipelined writes: %v", err)
+	}
+}
+
+// send writes one request line.
+func (p *halPipe) send(t *testing.T, line string) time.Time {
+	t.Helper()
+	sent := time.Now()
+	if _, err := io.WriteString(p.c, line+"\n"); err != nil {
+		t.Fatalf("send %s: %v", line, err)
+	}
+	return sent
+}
+
+// answer waits for the answer to a watched id.
+func (p *halPipe) answer(t *testing.T, id string) halAnswer {
+	t.Helper()
+	select {
+	case a := <-p.answers:
+		if a.id != id {
+			t.Fatalf("answer to %s came, want %s", a.id, id)
+		}
+		return a
+	case <-time.After(waitLong):
+		t.Fatalf("no answer to %s within %s", id, waitLong)
+	}
+	return halAnswer{}
+}
+
+// TestBinaryStopHALPipeline: three control_low connections over TCP each
+// pipeline 1,000 writes of sim.led (32 in flight each, the rest BUSY),
+// and the first sends hal/stop right after its writes: the stop is never
+// refused BUSY for the requests in flight, and it engages within a second
+// of its send, its safe value ahead of the writes queued for sim.led
+// (which then get STOPPED). A write sent after it is refused. (1,000 a
+// connection: each refused write's BUSY answer waits in the connection's
+// queue of 1,024 messages, and a connection whose queue overflows is
+// closed, spec §8.)
+func TestBinaryStopHALPipeline(t *testing.T) {
+	t.Parallel()
+	g := startGateway(t, t.TempDir())
+	agent := g.addToken(t, "flooder", "control_low")
+	w := watchStops(t, g)
+	fig := &stopFigures{path: "HAL over TCP, 3 connections of 1,000 pipelined writes, hal/stop after the writes on one of them"}
+	for run := range stopRuns {
+		p := pipeTo(t, g, agent, "stop", "last")
+		others := []*halPipe{pipeTo(t, g, agent), pipeTo(t, g, agent)}
+		for _, o := range others {
+			o.writes(t, "sim.led", 0, 1000)
+		}
+		p.writes(t, "sim.led", 0, 1000)
+		sent := p.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":"stop","method":"hal/stop","params":{"reason":"pipeline run %d"}}`, run))
+		fig.add(t, w.engaged(t, sent))
+		if a := p.answer(t, "stop"); a.code != 0 {
+			t.Errorf("run %d: hal/stop answered error %d %s, want the stop", run, a.code, a.reason)
+		}
+		p.send(t, `{"jsonrpc":"2.0","id":"last","method":"hal/write","params":{"device":"sim.led","value":true}}`)
+		if a := p.answer(t, "last"); a.code != openhal.CodeStopped && a.code != openhal.CodeBusy {
+			t.Errorf("run %d: a write after the stop answered %d %s, want STOPPED or BUSY", run, a.code, a.reason)
+		}
+		w.none(t)
+		resume(t, g)
+	}
+	fig.report(t)
+}
