@@ -204,3 +204,33 @@ func TestWriteOrderAhead(t *testing.T) {
 		t.Fatalf("lines left: %v", o.lines)
 	}
 }
+
+// simButton is a simulated board's input that an admin may write, as
+// the sim board's sim.button.
+type simButton struct{ writerDevice }
+
+func (simButton) SimulatedInput() bool { return true }
+
+// On a simulated board an admin plays the outside world: the stop button
+// is pressed (the stop engages) and released while stopped — the stop,
+// which drives outputs, refuses neither — and then resume lifts the stop.
+// Another writer still may not write the input; an output is still
+// STOPPED.
+func TestSimStopButtonWhileStopped(t *testing.T) {
+	b := newBench(t, func(o *Options) { o.StopButtons = []string{"bench.button"}; o.SimInputs = true })
+	button := simButton{writerDevice{&testDevice{desc: device.Descriptor{ID: "bench.button", Kind: device.KindGPIOInput, Source: "sim",
+		Access: device.AccessRead, Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeBoolean}}}}}
+	b.addDevice(t, button)
+	b.reg.Publish("bench.button", false, time.Time{})
+	admin := b.admin(t)
+	wantOK(t, write(admin, "bench.button", true))
+	admin.notification("hal/stopped")
+	wantCode(t, admin.call("hal/resume", nil), openhal.CodeStopped, "stop_button_pressed")
+	wantOK(t, write(admin, "bench.button", true)) // pressed again while stopped: a stop again
+	admin.notification("hal/stopped")
+	wantCode(t, write(admin, "bench.led", true), openhal.CodeStopped, "stopped")
+	agent := b.as(t, "agent", openhal.ScopeControlLow)
+	wantCode(t, write(agent, "bench.button", false), openhal.CodeForbidden, "sim_input")
+	wantOK(t, write(admin, "bench.button", false))
+	wantOK(t, admin.call("hal/resume", nil))
+}
