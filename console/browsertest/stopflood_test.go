@@ -91,4 +91,3 @@ func waitFlood(t *testing.T, cond func() bool) {
 		<-time.After(5 * time.Millisecond)
 	}
 }
-
