@@ -371,6 +371,9 @@ func TestBinaryStopHALPipeline(t *testing.T) {
 		}
 		w.none(t)
 		resume(t, g)
+		for _, c := range append(others, p) {
+			c.c.Close() // one token's connections are bounded (16 by default)
+		}
 	}
 	fig.report(t)
 }
