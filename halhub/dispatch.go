@@ -82,7 +82,7 @@ func (s *session) handle(raw []byte) {
 		s.handleNotification(m.Method)
 	case m.IsRequest():
 		cost := requestCost(raw)
-		if e := s.acquire(cost); e != nil {
+		if e := s.acquire(m.Method, cost); e != nil {
 			s.hub.stats.errors.Add(1)
 			s.refuseBusy(m, e)
 			return

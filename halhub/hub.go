@@ -291,7 +291,7 @@ func (h *Hub) Restore() error {
 	}
 	h.log.Warn("the emergency stop is still engaged from an earlier run; only an admin's hal/resume lifts it",
 		"principal", rec.Principal.Name, "reason", rec.Reason, "since", rec.TS)
-	applied, failed, auditErr := h.driveAllSafe(openhal.Principal{Kind: openhal.KindHub, Name: "latched_stop"}, "emergency stop latched at start")
+	applied, failed, auditErr := h.driveAllSafe(openhal.Principal{Kind: openhal.KindHub, Name: "latched_stop"}, "emergency stop latched at start", h.order.enterAhead)
 	h.stop.setOutcome(gen, stopOutcome{failed: failed, left: h.leftAsIs()})
 	h.log.Info("safe values driven at start", "applied", len(applied), "failed", len(failed), "audited", auditErr == nil)
 	return nil

@@ -18,6 +18,7 @@ type turn struct {
 	o      *writeOrder
 	device string
 	ready  chan struct{}
+	ahead  bool // entered with enterAhead
 }
 
 func newWriteOrder() *writeOrder { return &writeOrder{lines: map[string][]*turn{}} }
@@ -31,6 +32,29 @@ func (o *writeOrder) enter(device string) *turn {
 	if len(o.lines[device]) == 1 {
 		close(t.ready)
 	}
+	return t
+}
+
+// enterAhead queues a turn on device right behind the turn that holds
+// it (a write that may be at the hardware, which finishes first) and the
+// turns entered ahead before this one: the emergency stop's safe values,
+// which must not wait for the writes queued for the device. Those writes,
+// once their turn comes, find the stop engaged and are refused.
+func (o *writeOrder) enterAhead(device string) *turn {
+	t := &turn{o: o, device: device, ready: make(chan struct{}), ahead: true}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	line := o.lines[device]
+	if len(line) == 0 {
+		close(t.ready)
+		o.lines[device] = []*turn{t}
+		return t
+	}
+	i := 1
+	for i < len(line) && line[i].ahead {
+		i++
+	}
+	o.lines[device] = append(line[:i], append([]*turn{t}, line[i:]...)...)
 	return t
 }
 

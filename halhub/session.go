@@ -337,8 +337,12 @@ func requestCost(raw []byte) int64 { return int64(len(raw)) }
 // MaxInFlight requests, or past MaxMessageBytes held by the messages of
 // the requests in flight (one request alone is always taken), so that a
 // connection's requests waiting at a device or for the audit log hold at
-// most one message's worth of memory.
-func (s *session) acquire(cost int64) *jsonrpc.Error {
+// most one message's worth of memory. hal/stop is never refused for the
+// requests in flight (acquireStop).
+func (s *session) acquire(method string, cost int64) *jsonrpc.Error {
+	if method == openhal.MethodStop {
+		return s.acquireStop(cost)
+	}
 	lim := s.hub.opt.Limits
 	if s.inflight.Add(1) > int32(lim.MaxInFlight) {
 		s.inflight.Add(-1)
@@ -349,6 +353,27 @@ func (s *session) acquire(cost int64) *jsonrpc.Error {
 		s.inflight.Add(-1) // another request is in flight: never the last
 		return errorf(openhal.CodeBusy, "too_many_in_flight",
 			"the requests in flight hold more than %d bytes; wait for their answers", lim.MaxMessageBytes)
+	}
+	return nil
+}
+
+// acquireStop takes a hal/stop in flight beyond the limits that other
+// requests fill: a connection that pipelines writes up to its limits can
+// still stop everything at once. It is still bounded: one stop's room
+// beyond them (MaxInFlight+1 requests, MaxMessageBytes and one message),
+// which only a stop can take. So a stop is refused only while an earlier
+// stop of this connection holds that room — and that one engages the
+// stop.
+func (s *session) acquireStop(cost int64) *jsonrpc.Error {
+	lim := s.hub.opt.Limits
+	if s.inflight.Add(1) > int32(lim.MaxInFlight)+1 {
+		s.inflight.Add(-1)
+		return errorf(openhal.CodeBusy, "stop_in_flight", "a stop sent earlier on this connection is still being engaged; wait for its answer")
+	}
+	if before := s.inBytes.Add(cost) - cost; before > int64(lim.MaxMessageBytes) {
+		s.inBytes.Add(-cost)
+		s.inflight.Add(-1)
+		return errorf(openhal.CodeBusy, "stop_in_flight", "a stop sent earlier on this connection is still being engaged; wait for its answer")
 	}
 	return nil
 }

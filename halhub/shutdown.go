@@ -57,7 +57,7 @@ func (s *session) shutdown(ctx context.Context) {
 // devices that got there and those that did not. The gateway calls it at
 // a clean stop when the configuration asks for it (hub.safeOnShutdown).
 func (h *Hub) DriveSafeAtShutdown() (applied []string, failed []openhal.SafeFailure) {
-	applied, failed, auditErr := h.driveAllSafe(openhal.Principal{Kind: openhal.KindHub, Name: "shutdown"}, "gateway shutting down")
+	applied, failed, auditErr := h.driveAllSafe(openhal.Principal{Kind: openhal.KindHub, Name: "shutdown"}, "gateway shutting down", h.order.enter)
 	if auditErr != nil {
 		h.log.Error("safe values at shutdown: not every one is in the audit log", "err", auditErr)
 	}

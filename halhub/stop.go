@@ -180,7 +180,7 @@ func (h *Hub) engageStop(p openhal.Principal, reason string, entry audit.Entry) 
 		h.log.Error("stop engaged but not latched on disk; written again when the state directory is usable", "err", latchErr)
 	}
 	h.confirms.rejectAll(h, "emergency_stop")
-	applied, failed, safeAuditErr := h.driveAllSafe(p, "emergency stop")
+	applied, failed, safeAuditErr := h.driveAllSafe(p, "emergency stop", h.order.enterAhead)
 	left := h.leftAsIs()
 	h.stop.setOutcome(gen, stopOutcome{failed: failed, left: left})
 	auditErr := h.auditStop(p, entry, latchErr)
@@ -280,8 +280,11 @@ func (h *Hub) Stopped() bool { return h.stop.isEngaged() }
 // parallel, each within safeDeadline, and returns the ids that got there
 // and those that did not, with their errors, both sorted. A device that
 // took its safe value counts as applied even when the audit log could not
-// record it (its entry is lost, not its value): auditErr says so.
-func (h *Hub) driveAllSafe(p openhal.Principal, why string) (applied []string, failed []openhal.SafeFailure, auditErr error) {
+// record it (its entry is lost, not its value): auditErr says so. enter
+// takes each safe value's turn at its device: in line (writeOrder.enter),
+// or, for the emergency stop, ahead of the writes queued, which the stop
+// refuses anyway (enterAhead).
+func (h *Hub) driveAllSafe(p openhal.Principal, why string, enter func(device string) *turn) (applied []string, failed []openhal.SafeFailure, auditErr error) {
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	applied, failed = []string{}, []openhal.SafeFailure{}
@@ -292,7 +295,7 @@ func (h *Hub) driveAllSafe(p openhal.Principal, why string) (applied []string, f
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := h.driveSafe(d.ID, p, why, safeDeadline)
+			err := h.driveSafeIn(enter(d.ID), d.ID, p, why, safeDeadline)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -313,18 +316,25 @@ func (h *Hub) driveAllSafe(p openhal.Principal, why string) (applied []string, f
 }
 
 // driveSafe writes a device's safe value on the Hub's own behalf, in its
-// turn after any write already at the device, and audits it.
+// turn after the writes queued for the device, and audits it.
 func (h *Hub) driveSafe(id string, p openhal.Principal, why string, deadline time.Duration) *jsonrpc.Error {
+	return h.driveSafeIn(h.order.enter(id), id, p, why, deadline)
+}
+
+// driveSafeIn is driveSafe in the turn t, which the caller took.
+func (h *Hub) driveSafeIn(t *turn, id string, p openhal.Principal, why string, deadline time.Duration) *jsonrpc.Error {
 	dev, ok := h.reg.Device(id)
 	desc, ok2 := h.reg.Describe(id)
 	if !ok || !ok2 {
+		t.leave()
 		return errDeviceNotFound(id)
 	}
 	if _, isWriter := dev.(device.Writer); !isWriter || desc.Safe == nil {
+		t.leave()
 		return newError(openhal.CodeNotSupported, "no_safe_value", "device "+id+" cannot be driven to a safe value", data{"device": id})
 	}
 	w := &writeAttempt{f: found{id: id, dev: dev, desc: desc}, principal: p, value: desc.Safe, reason: why, timeout: deadline, safe: true}
-	res, err := h.write(w, h.order.enter(id))
+	res, err := h.write(w, t)
 	h.auditWrite(w, res, err)
 	return err
 }

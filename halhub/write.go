@@ -39,7 +39,12 @@ type writeAttempt struct {
 	replyWithin time.Duration
 	timeout     time.Duration
 	safe        bool // the device's safe value: no stop, rule or risk refuses it
-	confirmed   bool // approved by an admin: the risk step is done
+	// world is an admin playing the outside world on a simulated input
+	// (a button pressed or released, a door opened): the stop, which
+	// drives outputs, does not refuse it, or a stop button pressed on the
+	// sim board could never be released.
+	world     bool
+	confirmed bool // approved by an admin: the risk step is done
 	// confirmation is the id of the approved request this write carries
 	// out, for the audit log.
 	confirmation string
@@ -100,7 +105,7 @@ func prepareWrite(s *session, params json.RawMessage) (func(context.Context) (an
 	}
 	w := &writeAttempt{
 		f: f, principal: principal, creator: entry, valid: s.stillValid, value: v, reason: p.Reason, reply: p.Reply, replyWithin: replyWithin(p),
-		timeout: s.hub.writeTimeout(p, f.dev), safe: f.desc.Safe != nil && device.Equal(v, f.desc.Safe),
+		timeout: s.hub.writeTimeout(p, f.dev), safe: f.desc.Safe != nil && device.Equal(v, f.desc.Safe), world: !f.desc.Access.CanWrite(),
 	}
 	t := s.hub.order.enter(f.id)
 	return func(context.Context) (any, *jsonrpc.Error) {
@@ -213,7 +218,7 @@ func (h *Hub) writeInTurn(w *writeAttempt, t *turn) (_ any, _ *jsonrpc.Error, sy
 	}
 	defer t.leave()
 	if !w.safe {
-		if h.stop.isEngaged() {
+		if h.stop.isEngaged() && !w.world {
 			return nil, newError(openhal.CodeStopped, "stopped", "the emergency stop is engaged: only safe values may be written until an admin resumes", data{"device": w.f.id}), nil
 		}
 		if w.confirmed {

@@ -65,7 +65,8 @@ func (t Topics) Result(gw, dev string) string { return t.Base(gw) + "/" + dev + 
 // StopState is the emergency stop's retained state.
 func (t Topics) StopState(gw string) string { return t.Base(gw) + "/_stop/state" }
 
-// StopSet engages the emergency stop ("STOP" or {"reason":...}).
+// StopSet engages the emergency stop: any payload ("STOP", or
+// {"reason":...} to give a reason).
 func (t Topics) StopSet(gw string) string { return t.Base(gw) + "/_stop/set" }
 
 // BridgeState is the bridge's retained diagnostics ({"adapters":"n/m",...}).

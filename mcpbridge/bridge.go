@@ -77,6 +77,7 @@ type Bridge struct {
 
 	watch  *watchers
 	notify *updates
+	lane   stopLane // the stops engaged ahead of the SDK (stoplane.go)
 }
 
 // New dials the Hub and builds the MCP server for the token's principal:

@@ -43,12 +43,18 @@ func (b *Bridge) stopTool() toolDef {
 	return def(t, b.stop)
 }
 
-func (b *Bridge) stop(ctx context.Context, _ *mcp.CallToolRequest, in stopIn) (*mcp.CallToolResult, stopOut, error) {
-	c, err := b.hub()
-	if err != nil {
-		return nil, stopOut{}, err
+func (b *Bridge) stop(ctx context.Context, req *mcp.CallToolRequest, in stopIn) (*mcp.CallToolResult, stopOut, error) {
+	var r openhal.StopResult
+	var err error
+	if s := b.lane.claim(metaOf(req)); s != nil {
+		r, err = s.wait(ctx) // engaged as the call was read (stoplane.go)
+	} else {
+		c, herr := b.hub()
+		if herr != nil {
+			return nil, stopOut{}, herr
+		}
+		r, err = c.Stop(ctx, in.Reason)
 	}
-	r, err := c.Stop(ctx, in.Reason)
 	if err != nil {
 		return nil, stopOut{}, b.toolError(err, openhal.MethodStop, "")
 	}

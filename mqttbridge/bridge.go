@@ -73,16 +73,17 @@ const (
 
 // Bridge is one run of the bridge. It is the client's Handler.
 type Bridge struct {
-	cfg  Config
-	t    homeassistant.Topics
-	gw   string
-	hub  Hub
-	disc Discovery
-	own  string
-	log  *slog.Logger
-	out  *outbox
-	cmds chan command
-	up   chan struct{}
+	cfg   Config
+	t     homeassistant.Topics
+	gw    string
+	hub   Hub
+	disc  Discovery
+	own   string
+	log   *slog.Logger
+	out   *outbox
+	cmds  chan command
+	stops *stopLane
+	up    chan struct{}
 
 	mu        sync.Mutex
 	client    Client // set by Run
@@ -118,7 +119,7 @@ func New(o Options) *Bridge {
 	o.Hub.BrokerStatus("disconnected: connecting to " + o.Config.BrokerName())
 	return &Bridge{
 		cfg: o.Config, t: o.Config.Topics(), gw: o.Config.Gateway, hub: o.Hub, disc: o.Discovery, own: o.Own, log: o.Log,
-		out: newOutbox(), cmds: make(chan command, commandQueue), up: make(chan struct{}, 1),
+		out: newOutbox(), cmds: make(chan command, commandQueue), stops: newStopLane(), up: make(chan struct{}, 1),
 		devs: map[string]device.Descriptor{}, values: map[string]json.RawMessage{}, gen: map[string]uint64{},
 		waiting: map[string]string{},
 	}
@@ -132,10 +133,14 @@ func (b *Bridge) Run(ctx context.Context, c Client) {
 	b.client = c
 	b.mu.Unlock()
 	var wg sync.WaitGroup
-	wg.Add(1)
+	wg.Add(2)
 	go func() {
 		defer wg.Done()
 		b.serveCommands(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		b.serveStops(ctx)
 	}()
 	for {
 		select {

@@ -2,6 +2,7 @@ package mqttbridge_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -153,6 +154,9 @@ func TestDisconnectedKeepsNewest(t *testing.T) {
 // the state topic is left to the Hub's value events.
 func TestCommands(t *testing.T) {
 	stopped := &adapters.Error{Code: -32006, Message: "emergency stop engaged"}
+	// A value of 1 MiB is echoed as its first 256 bytes and its length.
+	long := `"` + strings.Repeat("x", 1<<20) + `"`
+	longStart, _ := json.Marshal(long[:256])
 	for _, tc := range []struct {
 		name, device, payload string
 		answer                func(string) (adapters.WriteResult, error)
@@ -167,6 +171,9 @@ func TestCommands(t *testing.T) {
 		{"refused", "sim.led", "true", func(string) (adapters.WriteResult, error) {
 			return adapters.WriteResult{}, fmt.Errorf("call device.write: %w", stopped)
 		}, "true", `{"status":"refused","value":true,"error":{"code":-32006,"name":"STOPPED","message":"emergency stop engaged"}}`},
+		{"refused, long", "sim.meter", long, func(string) (adapters.WriteResult, error) {
+			return adapters.WriteResult{}, fmt.Errorf("call device.write: %w", stopped)
+		}, long, `{"status":"refused","valueStart":` + string(longStart) + `,"valueBytes":1048578,"error":{"code":-32006,"name":"STOPPED","message":"emergency stop engaged"}}`},
 		{"not JSON", "sim.meter", "*IDN?", nil, "",
 			`{"status":"refused","error":{"code":-32602,"name":"INVALID_PARAMS","message":"payload \"*IDN?\" is not JSON: send true, 40 or \"a string\" (in quotes)"}}`},
 	} {
@@ -222,7 +229,10 @@ func TestConfirmationResolved(t *testing.T) {
 	}
 }
 
-// A command with the retain flag is never acted on, and counted.
+// A command with the retain flag is never acted on, and counted; a
+// stop with the retain flag is engaged all the same (a stop is never
+// ignored), and an empty retained stop, which only clears the broker's
+// copy, engages nothing and is counted.
 func TestRetainedCommandDropped(t *testing.T) {
 	h := bench()
 	_, c := run(t, h)
@@ -230,7 +240,7 @@ func TestRetainedCommandDropped(t *testing.T) {
 	settled(t, c)
 	mark := c.Mark()
 	c.Deliver(mqttMessage("openhal/gw/sim.led/set", "true", true))
-	c.Deliver(mqttMessage("openhal/gw/_stop/set", "STOP", true))
+	c.Deliver(mqttMessage("openhal/gw/_stop/set", "", true))
 	c.Wait(t, mark, "openhal/gw/_bridge/state", `{"adapters":"1/1","devices":3,"retainedCommandsDropped":2,"commandsDropped":0,"eventsDropped":0,"stopsRefused":0}`)
 	c.Deliver(mqttMessage("openhal/gw/sim.led/set", "false", false))
 	if w := h.nextWrite(t); w.value != "false" {
@@ -238,22 +248,38 @@ func TestRetainedCommandDropped(t *testing.T) {
 	}
 	select {
 	case r := <-h.stops:
-		t.Fatalf("stop engaged by a retained command: %s", r)
+		t.Fatalf("stop engaged by clearing a retained stop: %s", r)
 	default:
+	}
+	c.Deliver(mqttMessage("openhal/gw/_stop/set", "STOP", true))
+	if r := h.nextStop(t); r != "mqtt: openhal/gw/_stop/set" {
+		t.Errorf("retained stop's reason %q", r)
 	}
 }
 
-// The stop command calls the Hub's stop; a refusal is logged and counted.
+// Any payload on the stop topic engages the stop (fail-safe,
+// docs/mqtt.md); a JSON object's non-empty string reason is its reason,
+// cut to the Hub's bound; a refusal is logged and counted.
 func TestStopCommand(t *testing.T) {
+	const topic = "mqtt: openhal/gw/_stop/set"
+	long := strings.Repeat("é", openhal.MaxReasonBytes)
 	for _, tc := range []struct {
 		name, payload, reason string
 		stopErr               error
 		refused               int
 	}{
-		{"STOP", "STOP", "mqtt: openhal/gw/_stop/set", nil, 0},
+		{"STOP", "STOP", topic, nil, 0},
 		{"reason", `{"reason":"smoke"}`, "mqtt: smoke", nil, 0},
-		{"refused", "STOP", "mqtt: openhal/gw/_stop/set", errors.New("no stop"), 1},
-		{"not understood", "halt", "", nil, 1},
+		{"reason after spaces", ` {"reason":"smoke"}`, "mqtt: smoke", nil, 0},
+		{"refused", "STOP", topic, errors.New("no stop"), 1},
+		{"any word", "halt", topic, nil, 0},
+		{"Home Assistant's press", "PRESS", topic, nil, 0},
+		{"empty", "", topic, nil, 0},
+		{"stopped false", `{"stopped":false}`, topic, nil, 0},
+		{"reason not a string", `{"reason":42}`, topic, nil, 0},
+		{"empty reason", `{"reason":""}`, topic, nil, 0},
+		{"not JSON", `{"reason":`, topic, nil, 0},
+		{"long reason", `{"reason":"` + long + `"}`, ("mqtt: " + long)[:openhal.MaxReasonBytes], nil, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := bench()
@@ -263,20 +289,69 @@ func TestStopCommand(t *testing.T) {
 			settled(t, c)
 			mark := c.Mark()
 			c.Deliver(mqttMessage("openhal/gw/_stop/set", tc.payload, false))
-			if tc.reason != "" {
-				select {
-				case r := <-h.stops:
-					if r != tc.reason {
-						t.Errorf("stop reason %q, want %q", r, tc.reason)
-					}
-				case <-timeout():
-					t.Fatal("no stop")
-				}
+			if r := h.nextStop(t); r != tc.reason {
+				t.Errorf("stop reason %q, want %q", r, tc.reason)
 			}
 			if tc.refused > 0 {
 				c.Wait(t, mark, "openhal/gw/_bridge/state", fmt.Sprintf(`{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":0,"eventsDropped":0,"stopsRefused":%d}`, tc.refused))
 			}
 		})
+	}
+}
+
+// The stop has its own lane: it reaches the Hub while a command waits
+// there (a write that does not return), and is not dropped when a flood
+// has filled the commands' queue.
+func TestStopBesideCommands(t *testing.T) {
+	h := bench()
+	release := make(chan struct{})
+	h.answer = func(string) (adapters.WriteResult, error) {
+		<-release
+		return adapters.WriteResult{Status: "applied"}, nil
+	}
+	defer close(release)
+	_, c := run(t, h)
+	c.Up()
+	settled(t, c)
+	mark := c.Mark()
+	c.Deliver(mqttMessage("openhal/gw/sim.led/set", "true", false))
+	h.nextWrite(t) // one command is at the Hub, and stays there
+	for range 500 {
+		c.Deliver(mqttMessage("openhal/gw/sim.led/set", "true", false))
+	}
+	// 64 wait in the queue; the rest are dropped.
+	c.Wait(t, mark, "openhal/gw/_bridge/state", `{"adapters":"1/1","devices":3,"retainedCommandsDropped":0,"commandsDropped":436,"eventsDropped":0,"stopsRefused":0}`)
+	c.Deliver(mqttMessage("openhal/gw/_stop/set", `{"reason":"flood"}`, false))
+	if r := h.nextStop(t); r != "mqtt: flood" {
+		t.Errorf("stop reason %q", r)
+	}
+}
+
+// Stops asked while one is on its way to the Hub coalesce into one more,
+// with the newest reason: none is lost, and a burst of them is not a
+// burst of calls.
+func TestStopsCoalesce(t *testing.T) {
+	h := bench()
+	release := make(chan struct{})
+	h.stopWait = release
+	_, c := run(t, h)
+	c.Up()
+	settled(t, c)
+	c.Deliver(mqttMessage("openhal/gw/_stop/set", `{"reason":"first"}`, false))
+	if r := h.nextStop(t); r != "mqtt: first" {
+		t.Fatalf("first stop %q", r)
+	}
+	for i := range 100 {
+		c.Deliver(mqttMessage("openhal/gw/_stop/set", fmt.Sprintf(`{"reason":"again %d"}`, i), false))
+	}
+	close(release)
+	if r := h.nextStop(t); r != "mqtt: again 99" {
+		t.Errorf("second stop %q, want the newest reason", r)
+	}
+	select {
+	case r := <-h.stops:
+		t.Errorf("a third stop %q: repeated stops were not coalesced", r)
+	case <-time.After(100 * time.Millisecond):
 	}
 }
 

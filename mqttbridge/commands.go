@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
-	"time"
 
 	"github.com/openhal/gateway/adapters"
 	"github.com/openhal/gateway/openhal"
@@ -15,16 +13,35 @@ import (
 // command is a set message waiting for the Hub.
 type command struct {
 	topic   string
-	device  string // "" for the stop
+	device  string
 	payload []byte
 }
 
 // result is the payload of <base>/<device>/result.
 type result struct {
-	Status       string          `json:"status"`
-	Value        json.RawMessage `json:"value,omitempty"`
-	Confirmation *confirmation   `json:"confirmation,omitempty"`
-	Error        *resultError    `json:"error,omitempty"`
+	Status string          `json:"status"`
+	Value  json.RawMessage `json:"value,omitempty"`
+	// A value longer than echoMax is not echoed whole (a refused 1 MiB
+	// command would be a 1 MiB result): ValueStart is its first echoMax
+	// bytes, as a string, and ValueBytes its length.
+	ValueStart   string        `json:"valueStart,omitempty"`
+	ValueBytes   int           `json:"valueBytes,omitempty"`
+	Confirmation *confirmation `json:"confirmation,omitempty"`
+	Error        *resultError  `json:"error,omitempty"`
+}
+
+// echoMax bounds the value a result echoes.
+const echoMax = 256
+
+// echo sets the result's value: v compacted, or its start and length
+// when it is longer than echoMax.
+func (r *result) echo(v json.RawMessage) {
+	v = compact(v)
+	if len(v) <= echoMax {
+		r.Value, r.ValueStart, r.ValueBytes = v, "", 0
+		return
+	}
+	r.Value, r.ValueStart, r.ValueBytes = nil, cutText(string(v), echoMax), len(v)
 }
 
 type confirmation struct {
@@ -42,7 +59,8 @@ type resultError struct {
 // carries the retain flag is dropped, never acted on: a retained command
 // is one the broker would replay to every later subscriber ("ghost
 // switching"). Commands wait in a bounded queue, so that the client's
-// reader is never held up by the Hub.
+// reader is never held up by the Hub; a stop takes its own lane
+// (stopLane), whatever the commands' queue holds.
 func (b *Bridge) Received(m Message) {
 	if b.disc != nil && m.Topic == b.t.HAStatus() {
 		if string(m.Payload) == "online" {
@@ -51,13 +69,13 @@ func (b *Bridge) Received(m Message) {
 		}
 		return
 	}
-	c := command{topic: m.Topic, payload: m.Payload}
-	if m.Topic != b.t.StopSet(b.gw) {
-		dev, ok := setDevice(b.t, b.gw, m.Topic)
-		if !ok {
-			return
-		}
-		c.device = dev
+	if m.Topic == b.t.StopSet(b.gw) {
+		b.receivedStop(m)
+		return
+	}
+	dev, ok := setDevice(b.t, b.gw, m.Topic)
+	if !ok {
+		return
 	}
 	if m.Retain {
 		b.count(func(s *Stats) { s.RetainedDropped++ })
@@ -65,11 +83,28 @@ func (b *Bridge) Received(m Message) {
 		return
 	}
 	select {
-	case b.cmds <- c:
+	case b.cmds <- command{topic: m.Topic, device: dev, payload: m.Payload}:
 	default:
 		b.count(func(s *Stats) { s.CommandsDropped++ })
 		b.log.Warn("mqtt: command dropped: too many waiting for the Hub", "topic", m.Topic, "queue", commandQueue)
 	}
+}
+
+// receivedStop puts a stop in its lane. Every message on the stop topic
+// engages it, retained or not: a stop is never ignored, and with retain
+// handling 2 the broker never replays a retained one on subscribe. The
+// one exception is an empty retained message, which only deletes the
+// broker's retained copy of an earlier one.
+func (b *Bridge) receivedStop(m Message) {
+	if m.Retain && len(m.Payload) == 0 {
+		b.count(func(s *Stats) { s.RetainedDropped++ })
+		b.log.Info("mqtt: a retained stop was cleared from the broker; nothing to engage", "topic", m.Topic)
+		return
+	}
+	if m.Retain {
+		b.log.Warn("mqtt: stop published with the retain flag: engaged; clear it from the broker with an empty retained message", "topic", m.Topic)
+	}
+	b.stops.ask(stopReason(m.Topic, m.Payload))
 }
 
 // count changes a counter and republishes the diagnostics.
@@ -88,11 +123,7 @@ func (b *Bridge) serveCommands(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case c := <-b.cmds:
-			if c.device == "" {
-				b.stopCommand(ctx, c)
-			} else {
-				b.setCommand(ctx, c)
-			}
+			b.setCommand(ctx, c)
 		}
 	}
 }
@@ -111,23 +142,25 @@ func (b *Bridge) setCommand(ctx context.Context, c command) {
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	res, err := b.hub.Write(wctx, c.device, c.payload, "mqtt: "+c.topic)
 	cancel()
-	value := compact(c.payload)
+	var r result
+	r.echo(c.payload)
 	switch {
 	case err != nil:
 		b.log.Info("mqtt: command refused", "topic", c.topic, "err", err)
-		b.publishResult(ctx, c.device, result{Status: "refused", Value: value, Error: refusal(err)})
+		r.Status, r.Error = "refused", refusal(err)
 	case res.Status == "pending":
 		var conf confirmation
 		_ = json.Unmarshal(res.Confirmation, &conf)
 		b.remember(conf.ID, c.device)
 		b.log.Info("mqtt: command waits for an operator's approval", "topic", c.topic, "confirmation", conf.ID)
-		b.publishResult(ctx, c.device, result{Status: "pending", Value: value, Confirmation: &conf})
+		r.Status, r.Confirmation = "pending", &conf
 	default:
 		if len(res.Value) > 0 {
-			value = compact(res.Value)
+			r.echo(res.Value)
 		}
-		b.publishResult(ctx, c.device, result{Status: res.Status, Value: value})
+		r.Status = res.Status
 	}
+	b.publishResult(ctx, c.device, r)
 }
 
 // refusal is the Hub's error as a result names it.
@@ -182,7 +215,8 @@ func (b *Bridge) onResolved(ctx context.Context, data json.RawMessage) error {
 	if !mine {
 		return nil
 	}
-	r := result{Status: conf.Status, Value: compact(conf.Value), Confirmation: &confirmation{ID: conf.ID, ExpiresAt: conf.ExpiresAt}}
+	r := result{Status: conf.Status, Confirmation: &confirmation{ID: conf.ID, ExpiresAt: conf.ExpiresAt}}
+	r.echo(conf.Value)
 	if conf.Error != nil {
 		r.Error = refusal(conf.Error)
 	}
@@ -203,34 +237,6 @@ func (b *Bridge) publishResult(ctx context.Context, dev string, r result) {
 	if err := b.client.Publish(pctx, b.t.Result(b.gw, dev), payload, false); err != nil {
 		b.log.Warn("mqtt: result not published", "device", dev, "err", err)
 	}
-}
-
-// stopCommand engages the emergency stop: payload STOP, or
-// {"reason":"..."}.
-func (b *Bridge) stopCommand(ctx context.Context, c command) {
-	reason := "mqtt: " + c.topic
-	if p := strings.TrimSpace(string(c.payload)); p != "STOP" {
-		var r struct {
-			Reason string `json:"reason"`
-		}
-		if err := json.Unmarshal(c.payload, &r); err != nil {
-			b.count(func(s *Stats) { s.StopsRefused++ })
-			b.log.Warn(`mqtt: stop command not understood: send STOP or {"reason":"..."}`, "topic", c.topic, "payload", truncate(c.payload, 64))
-			return
-		}
-		if r.Reason != "" {
-			reason = "mqtt: " + r.Reason
-		}
-	}
-	sctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	defer cancel()
-	start := time.Now()
-	if err := b.hub.Stop(sctx, reason); err != nil {
-		b.count(func(s *Stats) { s.StopsRefused++ })
-		b.log.Error("mqtt: the emergency stop asked on MQTT was NOT engaged", "topic", c.topic, "err", err)
-		return
-	}
-	b.log.Warn("mqtt: emergency stop engaged", "topic", c.topic, "reason", reason, "took", time.Since(start))
 }
 
 func truncate(p []byte, n int) string {

@@ -26,13 +26,14 @@ type write struct {
 
 // fakeHub is the gateway as the bridge sees it.
 type fakeHub struct {
-	mu      sync.Mutex
-	devs    []device.Descriptor
-	vals    map[string]string
-	answer  func(id string) (adapters.WriteResult, error) // nil: applied
-	stopErr error
-	stopped *openhal.StopInfo // hub.stopped's answer
-	status  []string
+	mu       sync.Mutex
+	devs     []device.Descriptor
+	vals     map[string]string
+	answer   func(id string) (adapters.WriteResult, error) // nil: applied
+	stopErr  error
+	stopWait chan struct{}     // nil, or Stop returns when it is closed
+	stopped  *openhal.StopInfo // hub.stopped's answer
+	status   []string
 
 	writes chan write
 	stops  chan string
@@ -59,7 +60,11 @@ func (h *fakeHub) Read(ctx context.Context, id string) (json.RawMessage, error) 
 }
 
 func (h *fakeHub) Write(ctx context.Context, id string, value json.RawMessage, reason string) (adapters.WriteResult, error) {
-	h.writes <- write{id, string(value), reason}
+	select {
+	case h.writes <- write{id, string(value), reason}:
+	case <-ctx.Done(): // the bridge's end: nobody reads writes any more
+		return adapters.WriteResult{}, ctx.Err()
+	}
 	h.mu.Lock()
 	answer := h.answer
 	h.mu.Unlock()
@@ -71,7 +76,22 @@ func (h *fakeHub) Write(ctx context.Context, id string, value json.RawMessage, r
 
 func (h *fakeHub) Stop(ctx context.Context, reason string) error {
 	h.stops <- reason
+	if h.stopWait != nil {
+		<-h.stopWait
+	}
 	return h.stopErr
+}
+
+// nextStop returns the reason of the bridge's next stop.
+func (h *fakeHub) nextStop(t *testing.T) string {
+	t.Helper()
+	select {
+	case r := <-h.stops:
+		return r
+	case <-time.After(wait):
+		t.Fatal("no stop")
+	}
+	return ""
 }
 
 func (h *fakeHub) Stopped(ctx context.Context) (*openhal.StopInfo, error) {

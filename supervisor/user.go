@@ -27,7 +27,7 @@ func (s *Supervisor) chooseUser() error {
 	if name == "" {
 		name = DefaultUser
 	}
-	can := canSwitchUsers
+	can := CanSwitchUsers
 	if s.opt.canSwitchUsers != nil {
 		can = s.opt.canSwitchUsers
 	}
@@ -41,22 +41,38 @@ func (s *Supervisor) chooseUser() error {
 		s.user = me
 		return nil
 	}
+	cred, err := AdapterUser(name)
+	if err != nil {
+		return err
+	}
+	s.cred, s.user = cred, name
+	return s.openStateDir()
+}
+
+// AdapterUser looks up the user adapters run as (name; "" is
+// DefaultUser) and checks that it may be one: it exists, its ids are
+// numbers, and it is not root. Its error is the one New refuses to start
+// with when the gateway can switch users (CanSwitchUsers), and the one
+// `gateway check` reports before a start. The credential drops every
+// supplementary group.
+func AdapterUser(name string) (*process.Credential, error) {
+	if name == "" {
+		name = DefaultUser
+	}
 	u, err := user.Lookup(name)
 	if err != nil {
-		return fmt.Errorf("adapters run as user %q: %w (create it with `useradd --system --no-create-home --shell /usr/sbin/nologin %s`, or set adapters.user)", name, err, name)
+		return nil, fmt.Errorf("adapters run as user %q: %w (create it with `useradd --system --no-create-home --shell /usr/sbin/nologin %s`, or set adapters.user)", name, err, name)
 	}
 	uid, err1 := strconv.ParseUint(u.Uid, 10, 32)
 	gid, err2 := strconv.ParseUint(u.Gid, 10, 32)
 	if err1 != nil || err2 != nil {
-		return fmt.Errorf("adapters run as user %q: uid %q or gid %q is not a number", name, u.Uid, u.Gid)
+		return nil, fmt.Errorf("adapters run as user %q: uid %q or gid %q is not a number", name, u.Uid, u.Gid)
 	}
 	if uid == 0 {
-		return fmt.Errorf("adapters run as user %q: it is root; adapters must run unprivileged", name)
+		return nil, fmt.Errorf("adapters run as user %q: it is root; adapters must run unprivileged", name)
 	}
 	// An empty, non-nil Groups drops every supplementary group.
-	s.cred = &process.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}
-	s.user = name
-	return s.openStateDir()
+	return &process.Credential{Uid: uint32(uid), Gid: uint32(gid), Groups: []uint32{}}, nil
 }
 
 // openStateDir lets the adapters' user traverse the gateway's state
@@ -79,9 +95,11 @@ func (s *Supervisor) openStateDir() error {
 	return nil
 }
 
-// canSwitchUsers reports whether this process may set another uid and gid
-// for its children.
-func canSwitchUsers() bool {
+// CanSwitchUsers reports whether this process may set another uid and gid
+// for its children (root, or CAP_SETUID and CAP_SETGID, as the installed
+// service has): when it may not, adapters run as the gateway's own user,
+// whatever adapters.user says.
+func CanSwitchUsers() bool {
 	eff, ok := effectiveCaps()
 	if !ok {
 		return os.Geteuid() == 0

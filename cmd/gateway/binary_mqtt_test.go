@@ -122,22 +122,26 @@ func (b *mqttBench) retainedIgnored(t *testing.T) {
 	publish(t, b.port, b.tp.Set(b.id, "sim.led"), "", true) // clears it from the broker
 }
 
-// stop: a payload that is neither STOP nor {"reason"} on the stop's
-// command topic engages nothing and is counted; {"reason"} engages the
-// stop (hub.stop, as the adapter): its state is published with who, why
-// and since when, the heater is driven to its safe value and a command
-// is refused with STOPPED; no MQTT command lifts it, `gateway resume`
-// does, and the state follows.
+// stop: any payload on the stop's command topic engages the stop
+// (fail-safe: "stop please" and {"stopped":false} too), with the topic as
+// its reason; {"reason"} engages it (hub.stop, as the adapter) with that
+// reason: its state is published with who, why and since when, the heater
+// is driven to its safe value and a command is refused with STOPPED; no
+// MQTT command lifts it, `gateway resume` does, and the state follows.
 func (b *mqttBench) stop(t *testing.T) {
 	t.Helper()
-	mark := b.s.out.len()
-	publish(t, b.port, b.tp.StopSet(b.id), "stop please", false)
-	b.s.msg(t, mark, q(b.tp.BridgeState(b.id)), `\{.*"stopsRefused":1[,}].*`)
-	if st := b.status(t); st != nil {
-		t.Errorf("gateway status after a bad stop payload: stopped %+v; want not stopped", st)
+	for _, payload := range []string{"stop please", `{"stopped":false}`} {
+		mark := b.s.out.len()
+		publish(t, b.port, b.tp.StopSet(b.id), payload, false)
+		b.s.msg(t, mark, q(b.tp.StopState(b.id)), `\{"stopped":true,"by":"mqtt","reason":"mqtt: `+q(b.tp.StopSet(b.id))+`",.*\}`)
+		if st := b.status(t); st == nil {
+			t.Errorf("gateway status after %q on the stop topic: not stopped", payload)
+		}
+		gwOK(t, b.g.admin("resume")...)
+		b.s.msg(t, mark, q(b.tp.StopState(b.id)), `\{"stopped":false\}`)
 	}
 
-	mark = b.s.out.len()
+	mark := b.s.out.len()
 	publish(t, b.port, b.tp.StopSet(b.id), `{"reason":"drill over mqtt"}`, false)
 	_, p := b.s.msg(t, mark, q(b.tp.StopState(b.id)), `\{.*"stopped":true.*\}`)
 	var st struct {

@@ -13,8 +13,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/openhal/gateway/halclient"
 	"github.com/openhal/gateway/mcpbridge"
 	"github.com/openhal/gateway/openhal"
@@ -88,7 +86,7 @@ func cmdMCP(args []string, stdout, stderr io.Writer) error {
 	defer b.Close()
 	warnScope(log, b)
 	log.Info("mcp: serving on stdio", "hub", f.hub)
-	err = b.Server().Run(ctx, &mcp.StdioTransport{})
+	err = b.Server().Run(ctx, b.StdioTransport())
 	if err == nil || errors.Is(err, context.Canceled) || errors.Is(err, io.EOF) {
 		return nil // the client closed standard input, or an interrupt
 	}

@@ -105,6 +105,9 @@ func cmdCheck(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	printConfigWarnings(stderr, cfg)
+	if err := checkAdapterUser(*configPath, cfg, stderr); err != nil {
+		return err
+	}
 	fmt.Fprintf(stdout, "%s: ok\n", *configPath)
 	return nil
 }

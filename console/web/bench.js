@@ -20,7 +20,19 @@ export function useDevices(conn) {
 	useEffect(() => {
 		if (!conn) return;
 		const s = conn.session;
-		const setValue = (p) => setValues((v) => ({ ...v, [p.device]: { value: p.value, ts: p.ts } }));
+		// Values are taken into the page at most once a frame: values that
+		// stream in by the thousand a second must not keep the page (and
+		// its STOP) busy rendering each one.
+		let due = {}, frame = 0;
+		const flush = () => {
+			const batch = due;
+			due = {}, frame = 0;
+			setValues((v) => ({ ...v, ...batch }));
+		};
+		const setValue = (p) => {
+			due[p.device] = { value: p.value, ts: p.ts };
+			frame = frame || requestAnimationFrame(flush);
+		};
 		const patch = (id, f) => setDevices((ds) => ds.map((d) => (d.id === id ? { ...d, ...f } : d)));
 		const offs = [
 			s.on("hal/value", setValue),
@@ -35,7 +47,7 @@ export function useDevices(conn) {
 				s.call("hal/read", { device: d.id, maxAgeMs: heldValue }).then(setValue, () => {});
 			}
 		}, () => {});
-		return () => offs.forEach((off) => off());
+		return () => { offs.forEach((off) => off()); cancelAnimationFrame(frame); };
 	}, [conn]);
 	return { devices, values };
 }

@@ -50,6 +50,10 @@ function Plot({ conn, s }) {
 		const u = new uPlot(options(s, box.current.clientWidth), toNow(data), box.current);
 		const fit = new ResizeObserver(() => u.setSize({ width: box.current.clientWidth, height: 160 }));
 		fit.observe(box.current);
+		// Drawn at most once a frame: values that stream in by the
+		// thousand a second must not keep the page (and its STOP) busy.
+		let frame = 0;
+		const draw = () => { frame = 0; u.setData(toNow(data)); };
 		const off = conn.session.on("hal/value", (p) => {
 			if (p.device !== s.device) return;
 			const x = s.field ? p.value && p.value[s.field] : p.value;
@@ -58,10 +62,10 @@ function Plot({ conn, s }) {
 			data[0].push(t);
 			data[1].push(Number(x));
 			if (data[0].length > kept) { data[0].shift(); data[1].shift(); }
-			u.setData(toNow(data));
+			frame = frame || requestAnimationFrame(draw);
 		});
 		const move = setInterval(() => u.setData(toNow(data)), 10000); // the time axis follows now
-		return () => { off(); clearInterval(move); fit.disconnect(); u.destroy(); };
+		return () => { off(); cancelAnimationFrame(frame); clearInterval(move); fit.disconnect(); u.destroy(); };
 	}, [conn, s]);
 	return html`<figure class="plot" data-test="plot" data-series=${s.key}>
 		<figcaption>${s.key}</figcaption>
