@@ -17,7 +17,8 @@ import (
 
 // benchConfig is the configuration halbench gives the gateway it starts:
 // the embedded sim board, with room for the fan-out's watchers and writer
-// (the default allows 64 connections and 4 more for admins).
+// (the default allows 64 connections and 4 more for admins), all of one
+// token (the default lets a token hold 16).
 //
 // Nothing on the bench changes by itself: the simulated meter and sensors
 // publish only once an hour, so that idle means idle (no value to send
@@ -28,6 +29,7 @@ board: sim
 hub:
   limits:
     maxConnections: 512
+    maxConnectionsPerToken: 512
 sim:
   meterInterval: 1h
   pollInterval: 1h
