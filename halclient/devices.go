@@ -52,6 +52,10 @@ type Confirmation struct {
 	Status      string            `json:"status"`
 	CreatedAt   time.Time         `json:"createdAt"`
 	ExpiresAt   time.Time         `json:"expiresAt"`
+	// SupersededBy is what superseded the request (status
+	// "superseded"): a write applied to its device since, or its
+	// creator's newer request for it (spec §7).
+	SupersededBy *openhal.SupersededBy `json:"supersededBy,omitempty"`
 }
 
 // Write asks the Hub to set a device's value; reason goes to the audit log

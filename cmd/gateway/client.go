@@ -689,7 +689,11 @@ func notificationLine(n halclient.Notification) string {
 		return fmt.Sprintf("emergency stop lifted by %s: writes are accepted again", who)
 	case p.Confirmation != nil && (n.Method == openhal.NotifyConfirmationRequested || n.Method == openhal.NotifyConfirmationResolved):
 		cf := p.Confirmation
-		return fmt.Sprintf("confirmation %s %s: %s = %s by %s %s", cf.ID, cf.Status, cf.Device, formatValue(cf.Value), cf.RequestedBy.Kind, cf.RequestedBy.Name)
+		s := fmt.Sprintf("confirmation %s %s: %s = %s by %s %s", cf.ID, cf.Status, cf.Device, formatValue(cf.Value), cf.RequestedBy.Kind, cf.RequestedBy.Name)
+		if cf.SupersededBy != nil {
+			s += ", superseded by " + supersededText(*cf.SupersededBy)
+		}
+		return s
 	}
 	return fmt.Sprintf("%s %s", n.Method, n.Params)
 }
