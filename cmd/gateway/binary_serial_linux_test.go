@@ -2,15 +2,12 @@ package main
 
 import (
 	"bufio"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // instrument plays a serial instrument on the master side of a
@@ -20,32 +17,12 @@ type instrument struct {
 	slave  string // /dev/pts/N
 }
 
-// openInstrument opens a pseudo-terminal (posix_openpt, unlockpt and
-// ptsname by hand) and answers every line the gateway sends with
+// openInstrument opens a pseudo-terminal and answers every line the gateway sends with
 // answer(line).
 func openInstrument(t *testing.T, answer func(string) string) *instrument {
 	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	rc, err := m.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	var ierr error
-	err = rc.Control(func(fd uintptr) {
-		if ierr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ierr != nil {
-			return
-		}
-		n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
-	})
-	if err = errors.Join(err, ierr); err != nil {
-		t.Fatalf("unlock pty: %v", err)
-	}
-	in := &instrument{master: m, slave: fmt.Sprintf("/dev/pts/%d", n)}
+	m, slave := openPTMX(t)
+	in := &instrument{master: m, slave: slave}
 	go func() {
 		lines := bufio.NewReader(m)
 		for {

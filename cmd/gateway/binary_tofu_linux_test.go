@@ -10,7 +10,6 @@ package main
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,8 +19,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/openhal/gateway/discover"
 	"github.com/openhal/gateway/lantest"
@@ -290,34 +287,15 @@ func answerOnTerminal(t *testing.T, side lantest.Side, answer string, args ...st
 	return c.out.text()
 }
 
-// openPTY opens a pseudo-terminal (posix_openpt, unlockpt and ptsname by
-// hand) and returns its master and slave.
+// openPTY opens a pseudo-terminal and returns its master and slave.
 func openPTY(t *testing.T) (master, slave *os.File) {
 	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	rc, err := m.SyscallConn()
+	m, path := openPTMX(t)
+	s, err := os.OpenFile(path, os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	var ierr error
-	err = rc.Control(func(fd uintptr) {
-		if ierr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ierr != nil {
-			return
-		}
-		n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
-	})
-	if err = errors.Join(err, ierr); err != nil {
-		t.Fatalf("unlock pty: %v", err)
-	}
-	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(func() { s.Close() })
 	return m, s
 }
 
