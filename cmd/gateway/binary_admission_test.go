@@ -144,6 +144,7 @@ func TestHelperUnixFlood(t *testing.T) {
 // code the idle connections took every slot and the admin reserve: both
 // failed for as long as the flood went on.
 func TestBinaryStopReachableUnderFlood(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	shared := sharedDir(t) // the socket, where another user may reach it
 	sock := filepath.Join(shared, "hal.sock")

@@ -172,6 +172,7 @@ func checkAuditDir(t *testing.T, dir string) int64 {
 // counted — the refusals' counts written by their window's timer while
 // the gateway runs, the rest at its clean stop.
 func TestBinaryAuditFlood(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	g := startGateway(t, dir)
 	admin := []string{"--hub", g.tcp, "--state-dir", dir}

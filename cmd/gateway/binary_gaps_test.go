@@ -22,6 +22,7 @@ import (
 // between the value before the stop and the last one is either printed
 // or counted in a "missed" line, and some are counted.
 func TestBinaryWatchGapsOfLimitedToken(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	g := startGateway(t, dir)
 	tok := g.addToken(t, "temp-watch", "read", "--devices", "sim.temperature")

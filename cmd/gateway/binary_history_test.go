@@ -20,6 +20,7 @@ import (
 // sim.temperature's values (hal/value): each one the connection saw is
 // in its history, in order, and the minute buckets count them.
 func TestBinaryHistory(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	g := startGateway(t, dir)
 	g.err.waitFor(t, 0, `msg="history kept in memory" max_series=64 max_bytes=8912896`, waitLong)

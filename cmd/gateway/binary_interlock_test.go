@@ -106,6 +106,7 @@ func (w *heaterWatch) takeBlocked(t *testing.T, what string) openhal.BlockedPara
 // back by the safety loop (heater first). Then again, -interlock-trials
 // times.
 func TestBinaryInterlockRace(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	g := startGateway(t, dir)
 	tok := readAdminToken(t, dir)

@@ -137,6 +137,7 @@ func isReset(err error) bool {
 // minute). Once the busy connections end, a request goes through again.
 // On the old code every one of them was reset at accept.
 func TestBinaryBusyAnswered503(t *testing.T) {
+	t.Parallel()
 	g := startGateway(t, t.TempDir(), "--wss", "127.0.0.1:0", "--tls", "127.0.0.1:0")
 	wss, _, _ := tlsURLs(t, g)
 	wssAddr := strings.TrimSuffix(strings.TrimPrefix(wss, "wss://"), "/hal")

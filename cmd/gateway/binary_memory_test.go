@@ -66,6 +66,7 @@ const attackTime = 6 * time.Second
 // pages through 257 requests) and `gateway stop` must work on both
 // transports.
 func TestBinaryMemoryBounded(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// Most of the attack's connections are the agent's: its bound of 16
 	// a token is lifted, so that they all count, as they would for an
@@ -337,39 +338,52 @@ func (a *attacker) halfSend(tok string, n int) {
 func (a *attacker) halfSendUnauthenticated(peers, perPeer int) {
 	pad := strings.Repeat("u", 16<<10-200)
 	half := `{"jsonrpc":"2.0","id":1,"method":"hal/initialize","params":{"protocolVersion":"0.1","clientInfo":{"name":"` + pad
+	// All at once: each dial waits for a gateway the floods keep busy
+	// (0.2-1.3 s a WebSocket), and one after the other they took 15 s.
+	var wg sync.WaitGroup
 	for p := range peers {
 		local := &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(10+p))}
 		d := &net.Dialer{Control: smallReceiveBuffer, LocalAddr: local, Timeout: waitLong}
 		for i := range perPeer {
-			if transportOf(i) == "tcp" {
-				nc, err := d.Dial("tcp", a.g.tcpAddr)
-				if err != nil {
-					a.t.Fatalf("unauthenticated connection from %s: %v", local.IP, err)
+			wg.Go(func() {
+				if err := a.halfSendFrom(d, transportOf(i), half); err != nil {
+					a.t.Errorf("unauthenticated connection from %s: %v", local.IP, err)
 				}
-				a.keep(nc)
-				if _, err := io.WriteString(nc, half); err != nil {
-					a.t.Fatalf("half a first message: %v", err)
-				}
-				continue
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), waitLong)
-			client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
-			ws, _, err := websocket.Dial(ctx, a.g.ws, &websocket.DialOptions{HTTPClient: client})
-			cancel()
-			if err != nil {
-				a.t.Fatalf("unauthenticated WebSocket from %s: %v", local.IP, err)
-			}
-			a.keep(&rawConn{ws: ws})
-			w, err := ws.Writer(context.Background(), websocket.MessageText)
-			if err != nil {
-				a.t.Fatalf("half a first message: %v", err)
-			}
-			if _, err := io.WriteString(w, half); err != nil {
-				a.t.Fatalf("half a first message: %v", err)
-			}
-			// w is never closed: the frame never ends.
+			})
 		}
 	}
+	wg.Wait()
+	if a.t.Failed() {
+		a.t.FailNow()
+	}
+}
+
+// halfSendFrom connects over transport with d and sends half, the start
+// of a first message that never ends.
+func (a *attacker) halfSendFrom(d *net.Dialer, transport, half string) error {
+	if transport == "tcp" {
+		nc, err := d.Dial("tcp", a.g.tcpAddr)
+		if err != nil {
+			return err
+		}
+		a.keep(nc)
+		_, err = io.WriteString(nc, half)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	ws, _, err := websocket.Dial(ctx, a.g.ws, &websocket.DialOptions{HTTPClient: client})
+	if err != nil {
+		return err
+	}
+	a.keep(&rawConn{ws: ws})
+	w, err := ws.Writer(context.Background(), websocket.MessageText)
+	if err != nil {
+		return err
+	}
+	_, err = io.WriteString(w, half) // w is never closed: the frame never ends
+	return err
 }
 
 // sendOversized connects, sends a message of 300 KiB, and reads until the

@@ -454,6 +454,7 @@ func readAuditFiles(t *testing.T, dir string) (entries []audit.Entry, torn strin
 // real binary: one client writing one at a time, then 16 clients at once,
 // whose entries share syncs (the audit log's group commit).
 func TestBinaryAuditThroughput(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	// The admin token holds all 17 connections (one, then sixteen): above
 	// its bound of 16 a token.

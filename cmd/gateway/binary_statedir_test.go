@@ -65,6 +65,7 @@ func TestBinaryOneGatewayPerStateDir(t *testing.T) {
 // refused. Made again by its owner, the directory is locked again, the
 // stop latched there again, and the gateway healthy again.
 func TestBinaryStateDirRemoved(t *testing.T) {
+	t.Parallel()
 	sock := newNotifySocket(t)
 	dir := filepath.Join(t.TempDir(), "state")
 	g := startSD(t, gatewayBinary(t), dir, sock, []string{"WATCHDOG_USEC=1000000"})

@@ -104,6 +104,7 @@ func TestBinaryWebSocketBinaryMessage(t *testing.T) {
 // any newline is sent, and the connection ends; what the client was still
 // sending is taken, so that it reads the answer and not a reset.
 func TestBinaryLineTooLongAnsweredAtOnce(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	sock := filepath.Join(t.TempDir(), "hal.sock")
 	g := startGateway(t, dir, "--unix", sock)

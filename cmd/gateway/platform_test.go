@@ -46,6 +46,7 @@ var desktops = []struct{ goos, goarch string }{
 // Linux-bound whole-binary tests, so only the packages a Windows client
 // uses are vetted there). The compiler's cache keeps a second run fast.
 func TestBuildsOnEveryDesktop(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("cross-compiles the module; skipped with -short")
 	}
