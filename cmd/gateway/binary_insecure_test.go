@@ -10,8 +10,6 @@ package main
 import (
 	"fmt"
 	"net"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -79,30 +77,8 @@ func TestBinaryInstalledConfiguration(t *testing.T) {
 // (the unit is the operator's choice), and the start-up log says that
 // tokens cross it in clear; one on loopback is not warned about.
 func TestBinaryActivatedPlainSocketWarned(t *testing.T) {
-	var files []*os.File
-	var addrs []string
-	for _, ip := range []net.IP{net.IPv4zero, net.IPv4(127, 0, 0, 1)} {
-		ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: ip})
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := ln.File()
-		if err != nil {
-			t.Fatal(err)
-		}
-		addrs = append(addrs, ln.Addr().String())
-		ln.Close() // f keeps the socket
-		files = append(files, f)
-	}
-	// sh's $$ is the pid exec keeps: LISTEN_PID names the gateway.
-	args := []string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, gatewayBinary(t), "run", "--state-dir", t.TempDir()}
-	c := newChild("gateway (socket-activated on 0.0.0.0)", exec.Command("/bin/sh", args...))
-	c.cmd.Env = append(childEnv(), "LISTEN_FDS=2", "LISTEN_FDNAMES=http:tcp")
-	c.cmd.ExtraFiles = files
-	c.start(t)
-	for _, f := range files {
-		f.Close()
-	}
+	files, addrs := listenerFiles(t, net.IPv4zero, net.IPv4(127, 0, 0, 1))
+	c := startActivated(t, "gateway (socket-activated on 0.0.0.0)", files, "run", "--state-dir", t.TempDir())
 	c.err.waitFor(t, 0, `msg=ready `, waitLong)
 	c.err.waitFor(t, 0, `level=WARN msg="plain socket passed by systemd is off loopback: every token given to it crosses the network in clear; `+
 		`make its socket unit listen on 127.0.0.1 and serve the network with the TLS listeners \(docs/install.md\)" name=http addr=`+regexp.QuoteMeta(addrs[0])+`$`, waitLong)

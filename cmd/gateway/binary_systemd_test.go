@@ -494,18 +494,12 @@ func nextResult(t *testing.T, read func() string) string {
 	}
 }
 
-// TestBinarySocketActivation: the gateway started as systemd starts a
-// socket-activated service — LISTEN_PID, LISTEN_FDS=2 and
-// LISTEN_FDNAMES=http:tcp, the sockets at fds 3 and 4 — serves on the
-// sockets it was given, not on the addresses of its flags; a client that
-// connected before the gateway started is answered.
-func TestBinarySocketActivation(t *testing.T) {
-	bin := gatewayBinary(t)
-	dir := t.TempDir()
-	var files []*os.File
-	var addrs []string
-	for range 2 {
-		ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+// listenerFiles opens a TCP listener on a free port of each of ips and
+// returns their files, as systemd hands sockets over, and addresses.
+func listenerFiles(t *testing.T, ips ...net.IP) (files []*os.File, addrs []string) {
+	t.Helper()
+	for _, ip := range ips {
+		ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: ip})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -517,6 +511,35 @@ func TestBinarySocketActivation(t *testing.T) {
 		ln.Close() // f keeps the socket
 		files = append(files, f)
 	}
+	return files, addrs
+}
+
+// startActivated starts the gateway with args as systemd starts a
+// socket-activated service, with the sockets of files (http, then tcp)
+// from fd 3 on.
+func startActivated(t *testing.T, name string, files []*os.File, args ...string) *child {
+	t.Helper()
+	// sh's $$ is the pid exec keeps: LISTEN_PID names the gateway.
+	sh := append([]string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, gatewayBinary(t)}, args...)
+	c := newChild(name, exec.Command("/bin/sh", sh...))
+	c.cmd.Env = append(childEnv(), fmt.Sprintf("LISTEN_FDS=%d", len(files)), "LISTEN_FDNAMES=http:tcp")
+	c.cmd.ExtraFiles = files
+	c.start(t)
+	for _, f := range files {
+		f.Close()
+	}
+	return c
+}
+
+// TestBinarySocketActivation: the gateway started as systemd starts a
+// socket-activated service — LISTEN_PID, LISTEN_FDS=2 and
+// LISTEN_FDNAMES=http:tcp, the sockets at fds 3 and 4 — serves on the
+// sockets it was given, not on the addresses of its flags; a client that
+// connected before the gateway started is answered.
+func TestBinarySocketActivation(t *testing.T) {
+	dir := t.TempDir()
+	loopback := net.IPv4(127, 0, 0, 1)
+	files, addrs := listenerFiles(t, loopback, loopback)
 	// A client that comes before the service: the kernel queues it.
 	early, err := net.DialTimeout("tcp", addrs[1], waitLong)
 	if err != nil {
@@ -524,15 +547,7 @@ func TestBinarySocketActivation(t *testing.T) {
 	}
 	defer early.Close()
 
-	// sh's $$ is the pid exec keeps: LISTEN_PID names the gateway.
-	args := []string{"-c", `LISTEN_PID=$$ exec "$0" "$@"`, bin, "run", "--state-dir", dir, "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"}
-	c := newChild("gateway (socket-activated)", exec.Command("/bin/sh", args...))
-	c.cmd.Env = append(childEnv(), "LISTEN_FDS=2", "LISTEN_FDNAMES=http:tcp")
-	c.cmd.ExtraFiles = files
-	c.start(t)
-	for _, f := range files {
-		f.Close()
-	}
+	c := startActivated(t, "gateway (socket-activated)", files, "run", "--state-dir", dir, "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0")
 	c.err.waitFor(t, 0, `msg=ready `, waitLong)
 	c.err.waitFor(t, 0, `msg=listening transport=websocket url=ws://`+regexp.QuoteMeta(addrs[0])+`/hal addr=\S+ socket=systemd$`, waitLong)
 	c.err.waitFor(t, 0, `msg=listening transport=tcp url=tcp://`+regexp.QuoteMeta(addrs[1])+` addr=\S+ socket=systemd$`, waitLong)
