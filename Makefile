@@ -10,8 +10,8 @@ BENCHFLAGS ?=
 FUZZTIME ?= 30s
 # Fuzz targets as package:Target. Each keeps its corpus in the repo, in
 # PACKAGE/testdata/fuzz/TARGET (docs/testing.md, "Fuzzing").
-FUZZ_TARGETS := ./jsonrpc:FuzzDecodeHAL ./jsonrpc:FuzzDecodeAdapter ./halhub:FuzzHandle \
-	./board:FuzzParse ./supervisor/manifest:FuzzParse ./halhub:FuzzReadParams \
+FUZZ_TARGETS := ./jsonrpc:FuzzDecodeHAL ./jsonrpc:FuzzDecodeAdapter ./internal/halhub:FuzzHandle \
+	./internal/board:FuzzParse ./internal/supervisor/manifest:FuzzParse ./internal/halhub:FuzzReadParams \
 	./openhal:FuzzValueResultAppendJSON
 
 # Example adapters, built into installable folders under bin/adapters
@@ -134,15 +134,15 @@ test-python: build
 	fi
 
 # The console driven in Debian's chromium, headless, against the gateway on
-# the sim board (console/browsertest, a module of its own, so chromedp
+# the sim board (e2e/browser, a module of its own, so chromedp
 # stays out of the gateway's dependencies). Skipped without chromium, except in CI (CI set, as .ci/run
 # does), where a missing chromium fails. UPDATE_SCREENSHOTS=1 rewrites
 # docs/console/*.png.
 .PHONY: test-browser
 test-browser:
 	@if command -v chromium >/dev/null || [ -n "$$CI" ]; then \
-		echo "cd console/browsertest && $(GO) test -count=1 ./..."; \
-		cd console/browsertest && $(GO) test -count=1 ./...; \
+		echo "cd e2e/browser && $(GO) test -count=1 ./..."; \
+		cd e2e/browser && $(GO) test -count=1 ./...; \
 	else \
 		echo "test-browser: SKIPPED: no chromium on PATH, so the console's browser tests did not run (apt-get install chromium)"; \
 	fi
@@ -182,8 +182,8 @@ soak:
 # make bench BENCHFLAGS=--quick). Exits 1 when a target is missed.
 bench: build
 	$(GO) test -run='^$$' -bench=. -benchmem ./...
-	SUPERVISOR_PERF=1 $(GO) test -count=1 -run 'TestIdleServicesCPU|TestEventThroughput' -v ./supervisor
-	PWM_PERF=1 $(GO) test -count=1 -run TestSoftwareJitter -v ./hw/pwm
+	SUPERVISOR_PERF=1 $(GO) test -count=1 -run 'TestIdleServicesCPU|TestEventThroughput' -v ./internal/supervisor
+	PWM_PERF=1 $(GO) test -count=1 -run TestSoftwareJitter -v ./internal/hw/pwm
 	$(GO) build -o $(HALBENCH) ./cmd/halbench
 	./$(HALBENCH) --gateway $(BIN) $(BENCHFLAGS)
 

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/openhal/gateway/atomicfile"
+	"github.com/openhal/gateway/internal/atomicfile"
 )
 
 // IDFile is the file in the state directory that holds the gateway id.

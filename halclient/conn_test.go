@@ -19,7 +19,7 @@ import (
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
 )

@@ -12,8 +12,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/openhal/gateway/filelock"
-	"github.com/openhal/gateway/tlscert"
+	"github.com/openhal/gateway/internal/filelock"
+	"github.com/openhal/gateway/internal/tlscert"
 )
 
 // The known-gateways file is to gateways what SSH's known_hosts is to

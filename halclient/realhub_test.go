@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/halhub/hubtest"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/halhub/hubtest"
 )
 
 // The client's tests run against the gateway's real Hub (package halhub),

@@ -12,8 +12,8 @@ import (
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/halhub/audit"
 	"github.com/openhal/gateway/openhal"
 )
 

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/tlscert"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/tlscert"
 )
 
 // tlsHub is a test Hub that also listens with TLS on loopback, serving a

@@ -16,8 +16,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/openhal/gateway/internal/tlscert"
 	"github.com/openhal/gateway/jsonrpc"
-	"github.com/openhal/gateway/tlscert"
 )
 
 // maxMessage is the largest message the client reads. It sits well above

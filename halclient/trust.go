@@ -10,7 +10,7 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/openhal/gateway/tlscert"
+	"github.com/openhal/gateway/internal/tlscert"
 )
 
 // A TLS Hub is trusted the way SSH trusts a host (openhal-0.1 §2): by a

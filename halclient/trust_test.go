@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/tlscert"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/tlscert"
 )
 
 const (

@@ -7,7 +7,7 @@ import (
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub/hubtest"
+	"github.com/openhal/gateway/internal/halhub/hubtest"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
 )

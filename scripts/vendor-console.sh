@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Re-fetches the console's vendored npm files and checks them against
-# console/web/vendor/vendor.json, the manifest that names each package,
+# internal/console/web/vendor/vendor.json, the manifest that names each package,
 # its version, licence, tarball integrity (sha512, as `npm view
 # <pkg>@<version> dist` gives it) and the files taken from it with their
 # sha256.
@@ -10,7 +10,7 @@
 #                                      the manifest, and compare every listed
 #                                      file with the committed copy
 #   scripts/vendor-console.sh --write  the same, then copy the files into
-#                                      console/web/vendor/ and record their
+#                                      internal/console/web/vendor/ and record their
 #                                      sha256 in the manifest (after editing
 #                                      a version and its integrity there)
 #
@@ -20,7 +20,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-vendor=console/web/vendor
+vendor=internal/console/web/vendor
 manifest=$vendor/vendor.json
 write=false
 case "${1:-}" in

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/adapters"
-	"github.com/openhal/gateway/mqttbridge"
-	"github.com/openhal/gateway/mqttbridge/pahoclient"
+	"github.com/openhal/gateway/internal/mqttbridge"
+	"github.com/openhal/gateway/internal/mqttbridge/pahoclient"
 )
 
 // adapter is one run of the adapter: the bridge, its MQTT client, and the

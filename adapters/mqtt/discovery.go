@@ -2,8 +2,8 @@ package main
 
 import (
 	"github.com/openhal/gateway/device"
-	"github.com/openhal/gateway/homeassistant"
-	"github.com/openhal/gateway/mqttbridge"
+	"github.com/openhal/gateway/internal/homeassistant"
+	"github.com/openhal/gateway/internal/mqttbridge"
 )
 
 // discovery is Home Assistant's discovery of the bench (package

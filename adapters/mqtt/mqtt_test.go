@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhal/gateway/mqttbridge/mosquittotest"
+	"github.com/openhal/gateway/internal/mqttbridge/mosquittotest"
 )
 
 // subscriber is mosquitto_sub on a filter, one line per message:

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/openhal/gateway/atomicfile"
+	"github.com/openhal/gateway/internal/atomicfile"
 
 	"golang.org/x/sys/unix"
 )

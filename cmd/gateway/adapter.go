@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/supervisor"
-	"github.com/openhal/gateway/supervisor/manifest"
-	"github.com/openhal/gateway/supervisor/restart"
-	"github.com/openhal/gateway/supervisor/stderrlog"
+	"github.com/openhal/gateway/internal/supervisor"
+	"github.com/openhal/gateway/internal/supervisor/manifest"
+	"github.com/openhal/gateway/internal/supervisor/restart"
+	"github.com/openhal/gateway/internal/supervisor/stderrlog"
 )
 
 // The adapter commands (DESIGN.md, "Command line contract"):

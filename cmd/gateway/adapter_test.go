@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhal/gateway/supervisor"
+	"github.com/openhal/gateway/internal/supervisor"
 )
 
 // cli runs one command line in-process.

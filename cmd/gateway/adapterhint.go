@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/openhal/gateway/supervisor/manifest"
+	"github.com/openhal/gateway/internal/supervisor/manifest"
 )
 
 // execHint is what to add to a manifest's "exec: not found in the folder"

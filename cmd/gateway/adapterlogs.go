@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/jsonrpc"
 )
 

@@ -14,11 +14,11 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/halhub/hubtest"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/halhub/hubtest"
+	"github.com/openhal/gateway/internal/supervisor"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
-	"github.com/openhal/gateway/supervisor"
 )
 
 // writeAdapterLog writes n lines "line 0".."line n-1", each padded to

@@ -7,11 +7,11 @@ import (
 	"io"
 	"strings"
 
-	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/supervisor"
+	"github.com/openhal/gateway/internal/supervisor/restart"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
-	"github.com/openhal/gateway/supervisor"
-	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // The gateway's own Hub methods for `gateway adapter` (admin only, and

@@ -9,9 +9,9 @@ import (
 	"testing"
 
 	"github.com/openhal/gateway/device"
-	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/supervisor"
 	"github.com/openhal/gateway/jsonrpc"
-	"github.com/openhal/gateway/supervisor"
 )
 
 // newAdapterService serves a supervisor with one enabled adapter,

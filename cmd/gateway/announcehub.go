@@ -7,8 +7,8 @@ import (
 	"log/slog"
 
 	"github.com/openhal/gateway/announce"
-	"github.com/openhal/gateway/board"
-	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/internal/board"
+	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/openhal"
 )
 

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhal/gateway/supervisor/manifest"
+	"github.com/openhal/gateway/internal/supervisor/manifest"
 )
 
 // Whole-binary tests of the adapters (adapter protocol 1): installing

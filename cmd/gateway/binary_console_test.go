@@ -65,7 +65,7 @@ func TestBinaryConsoleDirRefused(t *testing.T) {
 	dir := t.TempDir()
 	r := gw(t, append(gatewayRunArgs(t.TempDir()), "--console-dir", dir)...)
 	first, _, _ := strings.Cut(r.stderr, "\n")
-	if r.code != 2 || first != "gateway: run: --console-dir: console folder "+dir+": no index.html (want the folder that holds it, such as console/web)" {
+	if r.code != 2 || first != "gateway: run: --console-dir: console folder "+dir+": no index.html (want the folder that holds it, such as internal/console/web)" {
 		t.Errorf("gateway run --console-dir %s: exit %d, stderr %q; want 2 and the folder named", dir, r.code, r.stderr)
 	}
 }

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/history"
+	"github.com/openhal/gateway/internal/history"
 	"github.com/openhal/gateway/openhal"
 )
 

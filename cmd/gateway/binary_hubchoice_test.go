@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhal/gateway/statedir"
+	"github.com/openhal/gateway/internal/statedir"
 )
 
 // TestBinaryStateDirFindsItsGateway: two gateways on different ports and

@@ -14,7 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openhal/gateway/discover"
-	"github.com/openhal/gateway/lantest"
+	"github.com/openhal/gateway/internal/lantest"
 )
 
 // Issue 18 across two network namespaces (lantest): the gateway in A,

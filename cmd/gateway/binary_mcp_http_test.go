@@ -22,7 +22,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/internal/halhub/audit"
 )
 
 // mcpRevision is the revision the raw requests speak: one with sessions.

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhal/gateway/homeassistant"
-	"github.com/openhal/gateway/mqttbridge/mosquittotest"
+	"github.com/openhal/gateway/internal/homeassistant"
+	"github.com/openhal/gateway/internal/mqttbridge/mosquittotest"
 )
 
 // The fleet (issue 16, point 7): N sim gateways on one mosquitto,

@@ -19,8 +19,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhal/gateway/homeassistant"
-	"github.com/openhal/gateway/mqttbridge/mosquittotest"
+	"github.com/openhal/gateway/internal/homeassistant"
+	"github.com/openhal/gateway/internal/mqttbridge/mosquittotest"
 )
 
 // startBroker starts a mosquitto of the test's own on a free loopback

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhal/gateway/mqttbridge/mosquittotest"
+	"github.com/openhal/gateway/internal/mqttbridge/mosquittotest"
 )
 
 // Whole-binary tests of the MQTT bridge (issue 16): the gateway on the

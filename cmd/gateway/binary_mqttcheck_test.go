@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhal/gateway/mqttbridge/mosquittotest"
-	"github.com/openhal/gateway/supervisor"
+	"github.com/openhal/gateway/internal/mqttbridge/mosquittotest"
+	"github.com/openhal/gateway/internal/supervisor"
 )
 
 // TestBinaryMQTTRefusedEcho: a refused command of 1 MiB is answered on

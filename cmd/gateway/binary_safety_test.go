@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/internal/halhub/audit"
 	"github.com/openhal/gateway/openhal"
 )
 

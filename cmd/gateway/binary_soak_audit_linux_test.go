@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/internal/halhub/audit"
 )
 
 // checkSoakAudit reads the node's audit log on disk, while no gateway

@@ -27,7 +27,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/openhal/gateway/mqttbridge/mosquittotest"
+	"github.com/openhal/gateway/internal/mqttbridge/mosquittotest"
 	"github.com/openhal/gateway/openhal"
 )
 

@@ -19,7 +19,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/openhal/gateway/tlscert"
+	"github.com/openhal/gateway/internal/tlscert"
 )
 
 // tlsURLs reads the wss and tls listeners' URLs and the fingerprint from

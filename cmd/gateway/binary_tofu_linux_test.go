@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/discover"
-	"github.com/openhal/gateway/lantest"
+	"github.com/openhal/gateway/internal/lantest"
 )
 
 // tofuConfig is the installed configuration's layout: the LAN over TLS,

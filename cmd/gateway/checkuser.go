@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/openhal/gateway/board"
-	"github.com/openhal/gateway/supervisor"
+	"github.com/openhal/gateway/internal/board"
+	"github.com/openhal/gateway/internal/supervisor"
 )
 
 // checkAdapterUser makes `gateway check` refuse what `gateway run` would

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/device"
-	"github.com/openhal/gateway/halhub/hubtest"
+	"github.com/openhal/gateway/internal/halhub/hubtest"
 	"github.com/openhal/gateway/openhal"
 )
 

@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 
-	"github.com/openhal/gateway/board"
+	"github.com/openhal/gateway/internal/board"
 )
 
 // runGateway is never reached here: cmdRun stops at serverOnly first.

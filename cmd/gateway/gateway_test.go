@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhal/gateway/board"
-	"github.com/openhal/gateway/halhub/audit"
-	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/internal/board"
+	"github.com/openhal/gateway/internal/halhub/audit"
+	"github.com/openhal/gateway/internal/halhub/token"
 )
 
 // The first admin token is a token created: it has its audit entry, once.

@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/halhub/audit"
-	"github.com/openhal/gateway/supervisor"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/halhub/audit"
+	"github.com/openhal/gateway/internal/supervisor"
 )
 
 // injectHang is off in normal builds: GATEWAY_TEST_HANG is a test-only

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/halhub/audit"
-	"github.com/openhal/gateway/supervisor"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/halhub/audit"
+	"github.com/openhal/gateway/internal/supervisor"
 )
 
 // hangEnv names the test-only fault injection: GATEWAY_TEST_HANG=

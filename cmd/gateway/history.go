@@ -3,9 +3,9 @@ package main
 import (
 	"log/slog"
 
-	"github.com/openhal/gateway/board"
 	"github.com/openhal/gateway/device"
-	"github.com/openhal/gateway/history"
+	"github.com/openhal/gateway/internal/board"
+	"github.com/openhal/gateway/internal/history"
 )
 
 // newHistory makes the in-memory history of device values that

@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/openhal/gateway/statedir"
+	"github.com/openhal/gateway/internal/statedir"
 )
 
 // givenFlag is a string flag that remembers whether it was given.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/discover"
-	"github.com/openhal/gateway/tlscert"
+	"github.com/openhal/gateway/internal/tlscert"
 )
 
 // A --hub that is not a URL names a gateway announced on the LAN

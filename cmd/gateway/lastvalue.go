@@ -7,7 +7,7 @@ import (
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/internal/halhub"
 )
 
 // knownValues are the devices' last known values as the table shows them,

@@ -16,7 +16,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/openhal/gateway/supervisor/process"
+	"github.com/openhal/gateway/internal/supervisor/process"
 )
 
 // Stamped by the Makefile (-ldflags -X).

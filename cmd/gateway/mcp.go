@@ -14,7 +14,7 @@ import (
 	"syscall"
 
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/mcpbridge"
+	"github.com/openhal/gateway/internal/mcpbridge"
 	"github.com/openhal/gateway/openhal"
 )
 

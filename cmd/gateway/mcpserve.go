@@ -5,10 +5,10 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/openhal/gateway/board"
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/mcpbridge"
+	"github.com/openhal/gateway/internal/board"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/mcpbridge"
 )
 
 // newMCPHandler is /mcp (hub.mcp.enabled, or `gateway run --mcp`): each

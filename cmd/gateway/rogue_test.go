@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/announce"
-	"github.com/openhal/gateway/tlscert"
+	"github.com/openhal/gateway/internal/tlscert"
 )
 
 // A rogue responder is this test binary run again, in a network

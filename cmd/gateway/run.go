@@ -12,8 +12,8 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/openhal/gateway/board"
-	"github.com/openhal/gateway/console"
+	"github.com/openhal/gateway/internal/board"
+	"github.com/openhal/gateway/internal/console"
 )
 
 // cmdRun runs the gateway until SIGINT or SIGTERM.
@@ -29,7 +29,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) error {
 	insecure := fs.Bool("insecure", false, "let the plain listeners (--http, --tcp) serve addresses off loopback, where tokens cross the network in clear (the configuration's insecure: true)")
 	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 	mcpOn := fs.Bool("mcp", false, "serve /mcp, the Model Context Protocol for AI agents, on the HTTP and HTTPS listeners (overrides the configuration's hub.mcp.enabled)")
-	consoleDir := fs.String("console-dir", "", "serve the console's files from this `dir`ectory (development: console/web), not the embedded ones")
+	consoleDir := fs.String("console-dir", "", "serve the console's files from this `dir`ectory (development: internal/console/web), not the embedded ones")
 	if err := parseFlags(fs, args); err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/internal/halhub/audit"
 	"github.com/openhal/gateway/openhal"
 )
 

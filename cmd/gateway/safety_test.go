@@ -16,10 +16,10 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/device"
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/halhub/audit"
-	"github.com/openhal/gateway/halhub/hubtest"
-	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/halhub/audit"
+	"github.com/openhal/gateway/internal/halhub/hubtest"
+	"github.com/openhal/gateway/internal/halhub/token"
 	"github.com/openhal/gateway/openhal"
 )
 

@@ -6,8 +6,8 @@ import (
 	"log/slog"
 	"strings"
 
-	"github.com/openhal/gateway/board"
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/openhal"
 )
 

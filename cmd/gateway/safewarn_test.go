@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/openhal/gateway/board"
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/openhal"
 )
 

@@ -9,12 +9,12 @@ import (
 
 	"github.com/openhal/gateway/adapterproto"
 	"github.com/openhal/gateway/device"
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/halhub/token"
+	"github.com/openhal/gateway/internal/supervisor"
+	"github.com/openhal/gateway/internal/supervisor/restart"
+	"github.com/openhal/gateway/internal/systemd"
 	"github.com/openhal/gateway/openhal"
-	"github.com/openhal/gateway/supervisor"
-	"github.com/openhal/gateway/supervisor/restart"
-	"github.com/openhal/gateway/systemd"
 )
 
 // statusLine computes the one-line summary systemd shows (STATUS=):

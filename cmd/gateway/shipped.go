@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/openhal/gateway/supervisor/manifest"
+	"github.com/openhal/gateway/internal/supervisor/manifest"
 )
 
 // installShipped installs, from dir (adapters.shipped), each enabled

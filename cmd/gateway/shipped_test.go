@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhal/gateway/supervisor/manifest"
+	"github.com/openhal/gateway/internal/supervisor/manifest"
 )
 
 // writeShipped writes an adapter folder named name into dir, its

@@ -6,8 +6,8 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/statedir"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/statedir"
 )
 
 // watchStateDir follows the locked state directory until ctx ends and

@@ -12,9 +12,9 @@ import (
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/supervisor/restart"
 	"github.com/openhal/gateway/openhal"
-	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // `gateway status` is the one screen an operator looks at first: is the

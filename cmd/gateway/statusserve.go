@@ -7,13 +7,13 @@ import (
 	"os"
 	"time"
 
-	"github.com/openhal/gateway/board"
-	"github.com/openhal/gateway/board/profile"
-	"github.com/openhal/gateway/halhub"
+	"github.com/openhal/gateway/internal/board"
+	"github.com/openhal/gateway/internal/board/profile"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/supervisor"
+	"github.com/openhal/gateway/internal/supervisor/restart"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
-	"github.com/openhal/gateway/supervisor"
-	"github.com/openhal/gateway/supervisor/restart"
 )
 
 // methodStatus answers what `gateway status` needs beyond the protocol's

@@ -13,8 +13,8 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/openhal/gateway/halhub/audit"
-	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/internal/halhub/audit"
+	"github.com/openhal/gateway/internal/halhub/token"
 	"github.com/openhal/gateway/openhal"
 )
 

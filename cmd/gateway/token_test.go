@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/internal/halhub/token"
 )
 
 // run calls cmdToken and returns its stdout, stderr and error.

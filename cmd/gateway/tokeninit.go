@@ -7,7 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/internal/halhub/token"
 )
 
 // checkStateDir refuses a directory that is not a gateway state

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/internal/halhub/token"
 )
 
 // TestTokenRefusesNotAStateDir: token add, list and revoke refuse a

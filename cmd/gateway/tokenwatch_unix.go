@@ -6,8 +6,8 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/openhal/gateway/halhub"
-	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/internal/halhub/token"
 )
 
 // followTokens hands every change of the token file to the Hub until ctx

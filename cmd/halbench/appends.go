@@ -7,7 +7,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/openhal/gateway/halhub/audit"
+	"github.com/openhal/gateway/internal/halhub/audit"
 	"github.com/openhal/gateway/openhal"
 )
 

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openhal/gateway/clock"
+	"github.com/openhal/gateway/internal/clock"
 
-	"github.com/openhal/gateway/halhub/token"
+	"github.com/openhal/gateway/internal/halhub/token"
 )
 
 // benchConfig is the configuration halbench gives the gateway it starts:

@@ -18,8 +18,8 @@ import (
 
 	"github.com/openhal/gateway/adapterproto"
 	"github.com/openhal/gateway/adapterproto/reference"
+	"github.com/openhal/gateway/internal/supervisor/manifest"
 	"github.com/openhal/gateway/jsonrpc"
-	"github.com/openhal/gateway/supervisor/manifest"
 )
 
 var received = time.Date(2026, 11, 29, 23, 0, 0, 5, time.UTC)

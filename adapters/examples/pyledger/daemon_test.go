@@ -16,8 +16,8 @@ import (
 
 	"github.com/openhal/gateway/adapterproto"
 	"github.com/openhal/gateway/adapterproto/reference"
+	"github.com/openhal/gateway/internal/supervisor/manifest"
 	"github.com/openhal/gateway/jsonrpc"
-	"github.com/openhal/gateway/supervisor/manifest"
 )
 
 // frameTimeout bounds every wait for the adapter: generous, since a loaded

@@ -19,8 +19,8 @@ import (
 	"github.com/openhal/gateway/adapterproto"
 	"github.com/openhal/gateway/adapterproto/reference"
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/internal/supervisor/manifest"
 	"github.com/openhal/gateway/jsonrpc"
-	"github.com/openhal/gateway/supervisor/manifest"
 )
 
 func TestManifest(t *testing.T) {

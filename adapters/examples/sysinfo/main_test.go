@@ -13,8 +13,8 @@ import (
 
 	"github.com/openhal/gateway/adapterproto"
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/internal/supervisor/manifest"
 	"github.com/openhal/gateway/jsonrpc"
-	"github.com/openhal/gateway/supervisor/manifest"
 )
 
 const wait = 5 * time.Second

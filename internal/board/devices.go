@@ -1,0 +1,197 @@
+package board
+
+import (
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/internal/board/sim"
+)
+
+// DeviceConfig is one entry of `devices:`, keyed by device id.
+//
+// On the sim board an entry changes a device the board already has: only
+// Risk, Safe, ConfirmTTL and Rules may be set. On a real board an entry
+// declares a device: Kind says what it is and the fields of that kind say
+// where it is (pin, bus, port...) and how it behaves; hardware.go and
+// docs/configuration.md list which fields each kind takes. A nil pointer,
+// an empty string or a nil map is a field the file leaves out.
+type DeviceConfig struct {
+	// Kind is gpio.output, gpio.input, pwm, sensor or serial (real
+	// boards only).
+	Kind  string   `yaml:"kind"`
+	Label string   `yaml:"label"`
+	Tags  []string `yaml:"tags"`
+
+	// Pin names the GPIO line of a gpio.output, gpio.input or pwm
+	// device: GPIO17, pin11, CHIPLABEL:17 or gpiochipN:17.
+	Pin      string         `yaml:"pin"`
+	Pull     string         `yaml:"pull"`     // gpio.input: up, down or none
+	Edge     string         `yaml:"edge"`     // gpio.input: both, rising or falling
+	Debounce *time.Duration `yaml:"debounce"` // gpio.input
+	Invert   *bool          `yaml:"invert"`   // gpio.input, gpio.output: active low
+	// Initial is the value an output or a pwm device starts at; nil:
+	// its safe value, else off (false, 0).
+	Initial any `yaml:"initial"`
+
+	Frequency *float64   `yaml:"frequency"` // pwm: Hz
+	PWM       *PWMConfig `yaml:"pwm"`       // pwm: hardware channel or software
+
+	Driver     string             `yaml:"driver"`     // sensor: bme280, sht3x...
+	Bus        string             `yaml:"bus"`        // sensor: "1" or "/dev/i2c-1"
+	Address    *int               `yaml:"address"`    // sensor: 7-bit I2C address
+	Interval   *time.Duration     `yaml:"interval"`   // sensor: poll interval
+	Thresholds map[string]float64 `yaml:"thresholds"` // sensor: by quantity
+	Options    *SensorOptions     `yaml:"options"`    // sensor: the driver's
+
+	Port      string `yaml:"port"`      // serial: device path
+	Baud      *int   `yaml:"baud"`      // serial
+	DataBits  *int   `yaml:"dataBits"`  // serial: 5 to 8 (8)
+	Parity    string `yaml:"parity"`    // serial: none, odd, even, mark, space
+	StopBits  string `yaml:"stopBits"`  // serial: 1 or 2
+	Delimiter string `yaml:"delimiter"` // serial: one byte ("\n")
+
+	// Risk overrides the device's risk: low or high.
+	Risk *device.Risk `yaml:"risk"`
+	// Safe overrides the device's safe value (nil: keep the board's, or
+	// on a real board its kind's, DefaultSafe). It is a value as
+	// encoding/json would decode it: bool, float64, string or
+	// map[string]any; the word SafeNone says the device has none.
+	Safe any `yaml:"safe"`
+	// NoSafeReason says why a device has `safe: none`; it is required
+	// with it, and the descriptor and the stop's result repeat it.
+	NoSafeReason string `yaml:"noSafeReason"`
+	// ConfirmTTL is the lifetime of Confirmation Requests to write this
+	// device.
+	ConfirmTTL *time.Duration `yaml:"confirmTtl"`
+	Rules      RulesConfig    `yaml:"rules"`
+}
+
+// RulesConfig is a device's safety rules as the file states them
+// (openhal-0.1 §6). Rules merges them with the board's own.
+type RulesConfig struct {
+	Minimum   *float64 `yaml:"minimum"`
+	Maximum   *float64 `yaml:"maximum"`
+	RateLimit *int     `yaml:"rateLimit"` // accepted writes per sliding second
+	MaxOnMs   *int64   `yaml:"maxOnMs"`   // milliseconds away from safe
+	// Interlock replaces the board's interlock of the device when it is
+	// not nil; an empty list (`interlock: []`) removes it.
+	Interlock []Condition `yaml:"interlock"`
+}
+
+// Condition is one interlock condition as the file states it.
+type Condition struct {
+	Device string `yaml:"device"`
+	Op     string `yaml:"op"`    // eq, ne, lt, le, gt or ge
+	Value  any    `yaml:"value"` // bool, float64, string or map[string]any
+}
+
+// builtin returns the devices of c's board and their own rules, before
+// the file changes anything: the sim board's, or on a real board the
+// devices the file declares (which have no rules of their own); none for
+// a board that is not known.
+func (c *Config) builtin() ([]device.Descriptor, map[string]device.Rules) {
+	switch {
+	case c.Board == BoardSim:
+		return sim.Descriptors(c.Sim), sim.DefaultRules()
+	case knownBoard(c.Board):
+		return c.hardwareDescriptors(), nil
+	}
+	return nil, nil
+}
+
+// Overrides returns the risks and safe values the file sets, by device
+// id, for sim.New: the sim devices then serve them as their own. It is
+// empty for a real board, whose descriptors carry them already.
+func (c *Config) Overrides() map[string]sim.Override {
+	out := map[string]sim.Override{}
+	if c.Board != BoardSim {
+		return out
+	}
+	for id, dc := range c.Devices {
+		var o sim.Override
+		if dc.Risk != nil {
+			o.Risk = *dc.Risk
+		}
+		o.Safe = dc.Safe
+		if dc.safeNone() {
+			o.Safe, o.NoSafe = nil, dc.NoSafeReason
+		}
+		if o.Risk != "" || o.Safe != nil || o.NoSafe != "" {
+			out[id] = o
+		}
+	}
+	return out
+}
+
+// Descriptors returns the descriptors of the board's devices with the
+// file's overrides applied: what the registry serves once the board runs.
+// It starts nothing, so `gateway check` can judge rules against them. On
+// a real board they are the declared devices, sorted by id, less those
+// whose kind (or sensor driver) is missing or unknown.
+func (c *Config) Descriptors() []device.Descriptor {
+	descs, _ := c.builtin()
+	over := c.Overrides()
+	for i, d := range descs {
+		descs[i] = over[d.ID].Apply(d)
+	}
+	return descs
+}
+
+// Rules returns every device's effective safety rules, for the Hub: the
+// board's own merged with the file's, where each field the file sets
+// wins and an interlock list in the file replaces the board's. Devices
+// left without any rule are not in the map.
+func (c *Config) Rules() map[string]device.Rules {
+	_, rules := c.builtin()
+	if rules == nil {
+		rules = map[string]device.Rules{}
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.Devices)) {
+		r := c.Devices[id].merge(rules[id])
+		if r.Empty() {
+			delete(rules, id)
+		} else {
+			rules[id] = r
+		}
+	}
+	return rules
+}
+
+// merge returns r with dc's settings in place of its own.
+func (dc DeviceConfig) merge(r device.Rules) device.Rules {
+	f := dc.Rules
+	if f.Minimum != nil {
+		r.Minimum = ptr(*f.Minimum)
+	}
+	if f.Maximum != nil {
+		r.Maximum = ptr(*f.Maximum)
+	}
+	if f.RateLimit != nil {
+		r.RateLimit = *f.RateLimit
+	}
+	if f.MaxOnMs != nil {
+		r.MaxOn = time.Duration(*f.MaxOnMs) * time.Millisecond
+	}
+	if f.Interlock != nil {
+		r.Interlock = nil // an empty list leaves none
+		for _, cond := range f.Interlock {
+			r.Interlock = append(r.Interlock, cond.device())
+		}
+	}
+	if dc.ConfirmTTL != nil {
+		r.ConfirmTTL = *dc.ConfirmTTL
+	}
+	return r
+}
+
+func (c Condition) device() device.Condition {
+	return device.Condition{Device: c.Device, Op: c.Op, Value: c.Value}
+}
+
+// StopButton returns the id of the input configured as the emergency stop
+// button, or "".
+func (c *Config) StopButton() string { return c.StopButtonID }
+
+func ptr[T any](v T) *T { return &v }
