@@ -6,14 +6,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/adapter"
 	"github.com/openhal/gateway/internal/mqttbridge"
 	"github.com/openhal/gateway/internal/mqttbridge/pahoclient"
 )
 
-// adapter is one run of the adapter: the bridge, its MQTT client, and the
+// bridgeAdapter is one run of the adapter: the bridge, its MQTT client, and the
 // adapter's side of the daemon.
-type adapter struct {
+type bridgeAdapter struct {
 	log      *slog.Logger
 	hostname func() (string, error)
 	hub      *connHub
@@ -24,17 +24,17 @@ type adapter struct {
 	done   chan struct{} // closed when the bridge's Run has returned
 }
 
-func newAdapter(log *slog.Logger, hostname func() (string, error)) *adapter {
-	return &adapter{log: log, hostname: hostname, hub: newConnHub()}
+func newAdapter(log *slog.Logger, hostname func() (string, error)) *bridgeAdapter {
+	return &bridgeAdapter{log: log, hostname: hostname, hub: newConnHub()}
 }
 
-// protocol is the adapter as package adapters runs it.
-func (a *adapter) protocol() adapters.Adapter {
-	return adapters.Adapter{
+// protocol is the adapter as package adapter runs it.
+func (a *bridgeAdapter) protocol() adapter.Adapter {
+	return adapter.Adapter{
 		Name: Name, Version: Version, Logger: a.log,
 		OnInitialize:  a.initialize,
 		OnInitialized: a.initialized,
-		OnEvent: func(ctx context.Context, c *adapters.Conn, e adapters.Event) {
+		OnEvent: func(ctx context.Context, c *adapter.Conn, e adapter.Event) {
 			if b := a.theBridge(); b != nil {
 				b.Event(ctx, e.Type, e.Data, e.Dropped)
 			}
@@ -45,7 +45,7 @@ func (a *adapter) protocol() adapters.Adapter {
 
 // initialize checks the settings (a bad one refuses to start, naming its
 // field) and starts the bridge; it connects on its own.
-func (a *adapter) initialize(ctx context.Context, c *adapters.Conn) error {
+func (a *bridgeAdapter) initialize(ctx context.Context, c *adapter.Conn) error {
 	cfg, err := mqttbridge.ParseSettings(c.Params().Settings, a.hostname)
 	if err != nil {
 		a.log.Error("mqtt: not started: " + err.Error())
@@ -74,7 +74,7 @@ func (a *adapter) initialize(ctx context.Context, c *adapters.Conn) error {
 }
 
 // initialized adds mqtt.broker and learns the bench.
-func (a *adapter) initialized(ctx context.Context, c *adapters.Conn) {
+func (a *bridgeAdapter) initialized(ctx context.Context, c *adapter.Conn) {
 	if err := a.hub.addBroker(ctx); err != nil {
 		a.log.Warn("mqtt: mqtt.broker not added", "err", err)
 	}
@@ -85,14 +85,14 @@ func (a *adapter) initialized(ctx context.Context, c *adapters.Conn) {
 	}
 }
 
-func (a *adapter) read(ctx context.Context, c *adapters.Conn, dev string) (adapters.Reading, error) {
+func (a *bridgeAdapter) read(ctx context.Context, c *adapter.Conn, dev string) (adapter.Reading, error) {
 	if dev != brokerID {
-		return adapters.Reading{}, &adapters.Error{Code: -32004, Message: "no device " + dev + " in adapter mqtt"}
+		return adapter.Reading{}, &adapter.Error{Code: -32004, Message: "no device " + dev + " in adapter mqtt"}
 	}
-	return adapters.Reading{Value: a.hub.status()}, nil
+	return adapter.Reading{Value: a.hub.status()}, nil
 }
 
-func (a *adapter) theBridge() *mqttbridge.Bridge {
+func (a *bridgeAdapter) theBridge() *mqttbridge.Bridge {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.bridge
@@ -100,7 +100,7 @@ func (a *adapter) theBridge() *mqttbridge.Bridge {
 
 // close waits for the bridge to publish the gateway offline (its Run ends
 // with the connection's ctx), then leaves the broker cleanly.
-func (a *adapter) close() {
+func (a *bridgeAdapter) close() {
 	a.mu.Lock()
 	client, done := a.client, a.done
 	a.mu.Unlock()

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"sync"
 
-	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/adapter"
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/openhal"
 )
@@ -16,20 +16,20 @@ const brokerID = "broker"
 // connHub is mqttbridge.Hub over the adapter's connection to the daemon.
 type connHub struct {
 	mu     sync.Mutex
-	c      *adapters.Conn
+	c      *adapter.Conn
 	added  bool   // mqtt.broker exists: its changes are published
 	broker string // mqtt.broker's value
 }
 
 func newConnHub() *connHub { return &connHub{} }
 
-func (h *connHub) attach(c *adapters.Conn) {
+func (h *connHub) attach(c *adapter.Conn) {
 	h.mu.Lock()
 	h.c = c
 	h.mu.Unlock()
 }
 
-func (h *connHub) conn() *adapters.Conn {
+func (h *connHub) conn() *adapter.Conn {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.c
@@ -44,7 +44,7 @@ func (h *connHub) Read(ctx context.Context, id string) (json.RawMessage, error) 
 	return v.Value, err
 }
 
-func (h *connHub) Write(ctx context.Context, id string, value json.RawMessage, reason string) (adapters.WriteResult, error) {
+func (h *connHub) Write(ctx context.Context, id string, value json.RawMessage, reason string) (adapter.WriteResult, error) {
 	return h.conn().DeviceWrite(ctx, id, value, reason)
 }
 

@@ -14,7 +14,7 @@ import (
 	"os"
 
 	"github.com/openhal/gateway/adapterproto"
-	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/adapter"
 )
 
 // Name and Version are the manifest's (adapter.json).
@@ -27,12 +27,12 @@ func main() {
 	os.Exit(run(context.Background(), os.LookupEnv, os.Stdin, os.Stdout, os.Stderr))
 }
 
-// run is adapters.Adapter.Main, with a clean end of the bridge after the
+// run is adapter.Adapter.Main, with a clean end of the bridge after the
 // protocol's: the gateway "offline" published and the broker left
 // cleanly before the process exits.
 func run(ctx context.Context, lookup func(string) (string, bool), in io.Reader, out, errOut io.Writer) int {
 	if _, ok := lookup(adapterproto.EnvProtocols); !ok {
-		fmt.Fprintf(errOut, "%s: %v\n", Name, adapters.ErrNoDaemon)
+		fmt.Fprintf(errOut, "%s: %v\n", Name, adapter.ErrNoDaemon)
 		return 2
 	}
 	a := newAdapter(slog.New(slog.NewTextHandler(errOut, nil)), os.Hostname)

@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/adapter"
 )
 
 // adapterVersion is the version of halbench's idle adapters.
@@ -24,7 +24,7 @@ func cmdAdapter(ctx context.Context, args []string, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: halbench adapter NAME (the gateway starts it; halbench installs it)")
 		return errUsage
 	}
-	return adapters.Adapter{Name: args[0], Version: adapterVersion}.Run(ctx, os.Stdin, os.Stdout)
+	return adapter.Adapter{Name: args[0], Version: adapterVersion}.Run(ctx, os.Stdin, os.Stdout)
 }
 
 // idleAdapterName is the name of the i-th idle adapter.

@@ -20,7 +20,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/adapter"
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/homeassistant"
 	"github.com/openhal/gateway/openhal"
@@ -31,7 +31,7 @@ import (
 type Hub interface {
 	Devices(ctx context.Context) ([]device.Descriptor, error)
 	Read(ctx context.Context, id string) (json.RawMessage, error)
-	Write(ctx context.Context, id string, value json.RawMessage, reason string) (adapters.WriteResult, error)
+	Write(ctx context.Context, id string, value json.RawMessage, reason string) (adapter.WriteResult, error)
 	// Stop engages the emergency stop, or says why it cannot.
 	Stop(ctx context.Context, reason string) error
 	// Stopped is the emergency stop in force now, nil when none is.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/adapter"
 	"github.com/openhal/gateway/internal/mqttbridge"
 	"github.com/openhal/gateway/internal/mqttbridge/mqtttest"
 	"github.com/openhal/gateway/openhal"
@@ -153,26 +153,26 @@ func TestDisconnectedKeepsNewest(t *testing.T) {
 // A command is a write through the Hub, answered on the result topic;
 // the state topic is left to the Hub's value events.
 func TestCommands(t *testing.T) {
-	stopped := &adapters.Error{Code: -32006, Message: "emergency stop engaged"}
+	stopped := &adapter.Error{Code: -32006, Message: "emergency stop engaged"}
 	// A value of 1 MiB is echoed as its first 256 bytes and its length.
 	long := `"` + strings.Repeat("x", 1<<20) + `"`
 	longStart, _ := json.Marshal(long[:256])
 	for _, tc := range []struct {
 		name, device, payload string
-		answer                func(string) (adapters.WriteResult, error)
+		answer                func(string) (adapter.WriteResult, error)
 		wantWrite             string // "" when no write is made
 		result                string
 	}{
 		{"applied", "sim.led", "true", nil, "true", `{"status":"applied","value":true}`},
 		{"string", "sim.meter", `"*IDN?"`, nil, `"*IDN?"`, `{"status":"applied","value":"*IDN?"}`},
-		{"pending", "sim.heater", "true", func(string) (adapters.WriteResult, error) {
-			return adapters.WriteResult{Status: "pending", Confirmation: []byte(`{"id":"c-1","device":"sim.heater","status":"pending","expiresAt":"2026-01-02T03:06:05Z"}`)}, nil
+		{"pending", "sim.heater", "true", func(string) (adapter.WriteResult, error) {
+			return adapter.WriteResult{Status: "pending", Confirmation: []byte(`{"id":"c-1","device":"sim.heater","status":"pending","expiresAt":"2026-01-02T03:06:05Z"}`)}, nil
 		}, "true", `{"status":"pending","value":true,"confirmation":{"id":"c-1","expiresAt":"2026-01-02T03:06:05Z"}}`},
-		{"refused", "sim.led", "true", func(string) (adapters.WriteResult, error) {
-			return adapters.WriteResult{}, fmt.Errorf("call device.write: %w", stopped)
+		{"refused", "sim.led", "true", func(string) (adapter.WriteResult, error) {
+			return adapter.WriteResult{}, fmt.Errorf("call device.write: %w", stopped)
 		}, "true", `{"status":"refused","value":true,"error":{"code":-32006,"name":"STOPPED","message":"emergency stop engaged"}}`},
-		{"refused, long", "sim.meter", long, func(string) (adapters.WriteResult, error) {
-			return adapters.WriteResult{}, fmt.Errorf("call device.write: %w", stopped)
+		{"refused, long", "sim.meter", long, func(string) (adapter.WriteResult, error) {
+			return adapter.WriteResult{}, fmt.Errorf("call device.write: %w", stopped)
 		}, long, `{"status":"refused","valueStart":` + string(longStart) + `,"valueBytes":1048578,"error":{"code":-32006,"name":"STOPPED","message":"emergency stop engaged"}}`},
 		{"not JSON", "sim.meter", "*IDN?", nil, "",
 			`{"status":"refused","error":{"code":-32602,"name":"INVALID_PARAMS","message":"payload \"*IDN?\" is not JSON: send true, 40 or \"a string\" (in quotes)"}}`},
@@ -209,8 +209,8 @@ func TestCommands(t *testing.T) {
 // client's confirmations are not the bridge's to answer.
 func TestConfirmationResolved(t *testing.T) {
 	h := bench()
-	h.answer = func(string) (adapters.WriteResult, error) {
-		return adapters.WriteResult{Status: "pending", Confirmation: []byte(`{"id":"c-7","expiresAt":"2026-01-02T03:06:05Z"}`)}, nil
+	h.answer = func(string) (adapter.WriteResult, error) {
+		return adapter.WriteResult{Status: "pending", Confirmation: []byte(`{"id":"c-7","expiresAt":"2026-01-02T03:06:05Z"}`)}, nil
 	}
 	b, c := run(t, h)
 	c.Up()
@@ -305,9 +305,9 @@ func TestStopCommand(t *testing.T) {
 func TestStopBesideCommands(t *testing.T) {
 	h := bench()
 	release := make(chan struct{})
-	h.answer = func(string) (adapters.WriteResult, error) {
+	h.answer = func(string) (adapter.WriteResult, error) {
 		<-release
-		return adapters.WriteResult{Status: "applied"}, nil
+		return adapter.WriteResult{Status: "applied"}, nil
 	}
 	defer close(release)
 	_, c := run(t, h)

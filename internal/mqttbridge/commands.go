@@ -6,7 +6,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/adapter"
 	"github.com/openhal/gateway/openhal"
 )
 
@@ -165,7 +165,7 @@ func (b *Bridge) setCommand(ctx context.Context, c command) {
 
 // refusal is the Hub's error as a result names it.
 func refusal(err error) *resultError {
-	var e *adapters.Error
+	var e *adapter.Error
 	if !errors.As(err, &e) {
 		return &resultError{Code: openhal.CodeInternalError, Name: "ADAPTER_ERROR", Message: err.Error()}
 	}
@@ -201,7 +201,7 @@ func (b *Bridge) onResolved(ctx context.Context, data json.RawMessage) error {
 			Value     json.RawMessage `json:"value"`
 			Status    string          `json:"status"`
 			ExpiresAt string          `json:"expiresAt"`
-			Error     *adapters.Error `json:"error"`
+			Error     *adapter.Error `json:"error"`
 		} `json:"confirmation"`
 	}
 	if err := json.Unmarshal(data, &e); err != nil {

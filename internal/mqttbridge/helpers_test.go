@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/adapter"
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/mqttbridge"
 	"github.com/openhal/gateway/internal/mqttbridge/mqtttest"
@@ -29,7 +29,7 @@ type fakeHub struct {
 	mu       sync.Mutex
 	devs     []device.Descriptor
 	vals     map[string]string
-	answer   func(id string) (adapters.WriteResult, error) // nil: applied
+	answer   func(id string) (adapter.WriteResult, error) // nil: applied
 	stopErr  error
 	stopWait chan struct{}     // nil, or Stop returns when it is closed
 	stopped  *openhal.StopInfo // hub.stopped's answer
@@ -54,16 +54,16 @@ func (h *fakeHub) Read(ctx context.Context, id string) (json.RawMessage, error) 
 	defer h.mu.Unlock()
 	v, ok := h.vals[id]
 	if !ok {
-		return nil, &adapters.Error{Code: -32004, Message: "no such device"}
+		return nil, &adapter.Error{Code: -32004, Message: "no such device"}
 	}
 	return json.RawMessage(v), nil
 }
 
-func (h *fakeHub) Write(ctx context.Context, id string, value json.RawMessage, reason string) (adapters.WriteResult, error) {
+func (h *fakeHub) Write(ctx context.Context, id string, value json.RawMessage, reason string) (adapter.WriteResult, error) {
 	select {
 	case h.writes <- write{id, string(value), reason}:
 	case <-ctx.Done(): // the bridge's end: nobody reads writes any more
-		return adapters.WriteResult{}, ctx.Err()
+		return adapter.WriteResult{}, ctx.Err()
 	}
 	h.mu.Lock()
 	answer := h.answer
@@ -71,7 +71,7 @@ func (h *fakeHub) Write(ctx context.Context, id string, value json.RawMessage, r
 	if answer != nil {
 		return answer(id)
 	}
-	return adapters.WriteResult{Status: "applied", Device: id, Value: value}, nil
+	return adapter.WriteResult{Status: "applied", Device: id, Value: value}, nil
 }
 
 func (h *fakeHub) Stop(ctx context.Context, reason string) error {

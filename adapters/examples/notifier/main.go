@@ -26,7 +26,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/adapter"
 )
 
 // Name and version must be those of adapter.json: the daemon fails an
@@ -74,8 +74,8 @@ type record struct {
 	ReceivedAt string          `json:"received_at"`
 }
 
-func (n *notifier) adapter() adapters.Adapter {
-	return adapters.Adapter{
+func (n *notifier) adapter() adapter.Adapter {
+	return adapter.Adapter{
 		Name: name, Version: version,
 		OnInitialize: n.open,
 		OnEvent:      n.event,
@@ -87,7 +87,7 @@ func (n *notifier) adapter() adapters.Adapter {
 // initialize: an adapter that cannot keep its events should not pretend
 // to run. The file is closed when the connection ends, after the last
 // event (Run delivers queued events before ending its context).
-func (n *notifier) open(ctx context.Context, c *adapters.Conn) error {
+func (n *notifier) open(ctx context.Context, c *adapter.Conn) error {
 	if n.url != "" {
 		n.log.Info("posting events", "url", n.url)
 		return nil
@@ -121,7 +121,7 @@ func (n *notifier) open(ctx context.Context, c *adapters.Conn) error {
 }
 
 // event writes or posts one event. Errors are logged, never fatal.
-func (n *notifier) event(ctx context.Context, _ *adapters.Conn, e adapters.Event) {
+func (n *notifier) event(ctx context.Context, _ *adapter.Conn, e adapter.Event) {
 	line, err := json.Marshal(record{
 		Seq: e.Seq, Type: e.Type, Data: e.Data, Dropped: e.Dropped,
 		ReceivedAt: n.now().UTC().Format(time.RFC3339Nano),

@@ -24,7 +24,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openhal/gateway/adapters"
+	"github.com/openhal/gateway/adapter"
 	"github.com/openhal/gateway/jsonrpc"
 )
 
@@ -49,14 +49,14 @@ type sysinfo struct {
 	now  func() time.Time
 }
 
-func (s sysinfo) adapter() adapters.Adapter {
-	return adapters.Adapter{Name: name, Version: version, OnRead: s.read}
+func (s sysinfo) adapter() adapter.Adapter {
+	return adapter.Adapter{Name: name, Version: version, OnRead: s.read}
 }
 
 // read answers device.read for the adapter's own devices (unprefixed
 // ids). A device it does not have is the daemon's mistake: invalid
 // params.
-func (s sysinfo) read(_ context.Context, _ *adapters.Conn, id string) (adapters.Reading, error) {
+func (s sysinfo) read(_ context.Context, _ *adapter.Conn, id string) (adapter.Reading, error) {
 	var v any
 	var err error
 	switch id {
@@ -65,12 +65,12 @@ func (s sysinfo) read(_ context.Context, _ *adapters.Conn, id string) (adapters.
 	case "uptime":
 		v, err = s.uptime()
 	default:
-		return adapters.Reading{}, &adapters.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no device %q", id)}
+		return adapter.Reading{}, &adapter.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no device %q", id)}
 	}
 	if err != nil {
-		return adapters.Reading{}, err
+		return adapter.Reading{}, err
 	}
-	return adapters.Reading{Value: v, TS: s.now()}, nil
+	return adapter.Reading{Value: v, TS: s.now()}, nil
 }
 
 // load reads "0.52 0.58 0.59 1/389 12345" from loadavg.

@@ -1,4 +1,4 @@
-package adapters
+package adapter
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 // (GOPROXY=off: everything comes from the module cache that building this
 // module filled), then runs it through a handshake and a shutdown. It
 // proves that another module can import the adapters package, and keeps
-// adapters/README.md's example compiling, with the gateway's go line.
+// adapter/README.md's example compiling, with the gateway's go line.
 func TestOutOfTreeModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module; skipped with -short")

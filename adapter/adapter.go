@@ -1,4 +1,4 @@
-// Package adapters is for writing an oxidepmd protocol-1 adapter in Go:
+// Package adapter is for writing an oxidepmd protocol-1 adapter in Go:
 // an executable that the gateway (or oxidepmd) starts, and that speaks
 // JSON-RPC 2.0 over its standard input and output, one object a line.
 //
@@ -13,7 +13,7 @@
 //
 // See README.md beside this file for an example and for how to build and
 // install an adapter.
-package adapters
+package adapter
 
 import (
 	"context"
