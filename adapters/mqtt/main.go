@@ -13,8 +13,8 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/openhal/gateway/adapterproto"
 	"github.com/openhal/gateway/adapter"
+	"github.com/openhal/gateway/adapterproto"
 )
 
 // Name and Version are the manifest's (adapter.json).

@@ -201,7 +201,7 @@ func (b *Bridge) onResolved(ctx context.Context, data json.RawMessage) error {
 			Value     json.RawMessage `json:"value"`
 			Status    string          `json:"status"`
 			ExpiresAt string          `json:"expiresAt"`
-			Error     *adapter.Error `json:"error"`
+			Error     *adapter.Error  `json:"error"`
 		} `json:"confirmation"`
 	}
 	if err := json.Unmarshal(data, &e); err != nil {
