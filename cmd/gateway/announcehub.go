@@ -6,8 +6,8 @@ import (
 	"context"
 	"log/slog"
 
-	"github.com/openhal/gateway/announce"
 	"github.com/openhal/gateway/internal/board"
+	"github.com/openhal/gateway/internal/discovery"
 	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/openhal"
 )
@@ -18,7 +18,7 @@ import (
 // the clients that know its address, and the log says why.
 func announceHub(cfg *board.Config, stateDir string, opened listening, httpOpt halhub.HTTPOptions, log *slog.Logger) (withdraw func()) {
 	none := func() {}
-	if cfg.Hub.Announce == announce.ModeOff {
+	if cfg.Hub.Announce == discovery.ModeOff {
 		return none
 	}
 	info, err := announceInfo(cfg, stateDir, opened, httpOpt)
@@ -26,12 +26,12 @@ func announceHub(cfg *board.Config, stateDir string, opened listening, httpOpt h
 		log.Error("announce: not announced", "err", err)
 		return none
 	}
-	svcs := announce.Services(info, opened.network)
+	svcs := discovery.Services(info, opened.network)
 	if len(svcs) == 0 {
 		log.Info("announce: nothing to announce: every listener is on loopback")
 		return none
 	}
-	pub, err := announce.New(cfg.Hub.Announce, log)
+	pub, err := discovery.NewPublisher(cfg.Hub.Announce, log)
 	if err != nil {
 		log.Error("announce: not announced", "err", err)
 		return none
@@ -55,12 +55,12 @@ func announceHub(cfg *board.Config, stateDir string, opened listening, httpOpt h
 
 // announceInfo is what the TXT records say: the name (hub.name, else the
 // host name), the id kept in the state directory, and what is served.
-func announceInfo(cfg *board.Config, stateDir string, opened listening, httpOpt halhub.HTTPOptions) (announce.Info, error) {
-	id, err := announce.GatewayID(stateDir)
+func announceInfo(cfg *board.Config, stateDir string, opened listening, httpOpt halhub.HTTPOptions) (discovery.Info, error) {
+	id, err := discovery.GatewayID(stateDir)
 	if err != nil {
-		return announce.Info{}, err
+		return discovery.Info{}, err
 	}
-	return announce.Info{
+	return discovery.Info{
 		Name: lanName(cfg), ID: id, Protocol: "openhal/" + openhal.Version, Level: string(cfg.Hub.Conformance),
 		Fingerprint: opened.fingerprint, Console: httpOpt.Console != nil, MCP: httpOpt.MCP != nil,
 	}, nil

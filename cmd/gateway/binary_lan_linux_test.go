@@ -13,7 +13,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/openhal/gateway/discover"
+	"github.com/openhal/gateway/internal/discovery"
 	"github.com/openhal/gateway/internal/lantest"
 )
 
@@ -62,7 +62,7 @@ func TestBinaryLANDiscover(t *testing.T) {
 			watch.cmd.Env = childEnv()
 			watch.start(t)
 			found, next := waitGatewayEvent(t, watch, 0, false, "Bench Pi", 2)
-			want := discover.Gateway{
+			want := discovery.Gateway{
 				Name: "Bench Pi", ID: strings.TrimSpace(string(id)), Host: found.Host, Addresses: []string{"10.77.0.1"},
 				URLs:        []string{"wss://10.77.0.1:7752/hal", "tcp://10.77.0.1:7751"},
 				Fingerprint: fp[1], Level: "full", Protocol: "openhal/0.1", Console: true, ConsoleURL: "https://10.77.0.1:7752/",
@@ -74,7 +74,7 @@ func TestBinaryLANDiscover(t *testing.T) {
 			// The list, and a client command by name: the announced
 			// fingerprint is pinned only when told.
 			in := []string{"ip", "netns", "exec", lan.B.NS}
-			var list []discover.Gateway
+			var list []discovery.Gateway
 			r := gwIn(t, in, "discover", "--json", "--timeout", "2s")
 			if err := json.Unmarshal([]byte(r.stdout), &list); err != nil || len(list) != 1 || !equalJSON(list[0], want) {
 				t.Errorf("discover --json: %v, exit %d, stdout %s, stderr %s", err, r.code, r.stdout, r.stderr)
@@ -146,15 +146,15 @@ func startLANGateway(t *testing.T, side lantest.Side, dir, config, bus string) *
 // waitGatewayEvent waits for `discover --watch --json` to print, from
 // its line from on, the gateway name heard with urls URLs (0: any), or
 // gone, and returns it with the index of the next line.
-func waitGatewayEvent(t *testing.T, watch *child, from int, gone bool, name string, urls int) (discover.Gateway, int) {
+func waitGatewayEvent(t *testing.T, watch *child, from int, gone bool, name string, urls int) (discovery.Gateway, int) {
 	t.Helper()
 	deadline := time.Now().Add(waitLong)
 	for {
 		i, m := watch.out.waitFor(t, from, `^\{"gone":`+fmt.Sprint(gone)+`,.*\}$`, time.Until(deadline))
 		from = i + 1
 		var e struct {
-			Gone    bool             `json:"gone"`
-			Gateway discover.Gateway `json:"gateway"`
+			Gone    bool              `json:"gone"`
+			Gateway discovery.Gateway `json:"gateway"`
 		}
 		if json.Unmarshal([]byte(m[0]), &e) != nil {
 			t.Fatalf("discover --watch --json printed %q", m[0])

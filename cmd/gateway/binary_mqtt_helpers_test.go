@@ -174,10 +174,10 @@ func (g *gateway) admin(args ...string) []string {
 	return append(args, "--hub", g.ws, "--state-dir", g.dir)
 }
 
-// discovery is Home Assistant's device-based discovery payload, as much
+// haDiscovery is Home Assistant's device-based discovery payload, as much
 // of it as these tests read: the components and the topics they follow
 // (package homeassistant's own tests check every field).
-type discovery struct {
+type haDiscovery struct {
 	Device map[string]any            `json:"dev"`
 	Origin map[string]any            `json:"o"`
 	Cmps   map[string]map[string]any `json:"cmps"`
@@ -185,7 +185,7 @@ type discovery struct {
 
 // stateTopics returns the state topic of each component, with the
 // abbreviations and the "~" base of Home Assistant's discovery expanded.
-func (d discovery) stateTopics() map[string]string {
+func (d haDiscovery) stateTopics() map[string]string {
 	out := map[string]string{}
 	for id, c := range d.Cmps {
 		tp, _ := c["state_topic"].(string)
@@ -206,9 +206,9 @@ func (d discovery) stateTopics() map[string]string {
 
 // parseDiscovery decodes a discovery payload, failing the test when it is
 // not one.
-func parseDiscovery(t *testing.T, payload string) discovery {
+func parseDiscovery(t *testing.T, payload string) haDiscovery {
 	t.Helper()
-	var d discovery
+	var d haDiscovery
 	if err := json.Unmarshal([]byte(payload), &d); err != nil || d.Origin == nil || d.Device == nil || len(d.Cmps) == 0 {
 		t.Fatalf("discovery payload %q: %v; want dev, o and cmps", payload, err)
 	}

@@ -224,7 +224,7 @@ func TestBinaryMQTTWrongPassword(t *testing.T) {
 // a component following its own state topic (package homeassistant's
 // tests check the fields); each of those topics has a value, and each
 // device an availability.
-func (b *mqttBench) discovered(t *testing.T, from int) discovery {
+func (b *mqttBench) discovered(t *testing.T, from int) haDiscovery {
 	t.Helper()
 	_, p := b.s.msg(t, from, q(b.tp.DeviceConfig(b.id)), `\{.*\}`)
 	d := parseDiscovery(t, p)

@@ -20,7 +20,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhal/gateway/discover"
+	"github.com/openhal/gateway/internal/discovery"
 	"github.com/openhal/gateway/internal/lantest"
 )
 
@@ -79,8 +79,8 @@ func waitDiscovered(t *testing.T, side lantest.Side, name, want string) {
 	deadline := time.Now().Add(waitLong)
 	for {
 		res := gwIn(t, []string{"ip", "netns", "exec", side.NS}, "discover", "--json", "--timeout", "2s")
-		var gws []discover.Gateway
-		if json.Unmarshal([]byte(res.stdout), &gws) == nil && slices.ContainsFunc(gws, func(g discover.Gateway) bool {
+		var gws []discovery.Gateway
+		if json.Unmarshal([]byte(res.stdout), &gws) == nil && slices.ContainsFunc(gws, func(g discovery.Gateway) bool {
 			return g.Name == name && slices.ContainsFunc(g.URLs, func(u string) bool { return strings.Contains(u, want) })
 		}) {
 			return

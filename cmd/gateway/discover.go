@@ -12,7 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/openhal/gateway/discover"
+	"github.com/openhal/gateway/internal/discovery"
 )
 
 // cmdDiscover is `gateway discover`: the gateways that announce
@@ -40,9 +40,9 @@ func cmdDiscover(args []string, stdout, _ io.Writer) error {
 		defer cancel()
 	}
 	if *watch {
-		return discover.Watch(ctx, discover.LookupType, func(e discover.Event) { printEvent(stdout, e, *asJSON) })
+		return discovery.Watch(ctx, discovery.LookupType, func(e discovery.Event) { printEvent(stdout, e, *asJSON) })
 	}
-	gws, err := discover.List(ctx, discover.LookupType)
+	gws, err := discovery.List(ctx, discovery.LookupType)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func cmdDiscover(args []string, stdout, _ io.Writer) error {
 
 // printGateways writes the table of gateways found, or says none
 // answered.
-func printGateways(w io.Writer, gws []discover.Gateway, waited time.Duration) {
+func printGateways(w io.Writer, gws []discovery.Gateway, waited time.Duration) {
 	if len(gws) == 0 {
 		fmt.Fprintf(w, "no gateway answered within %s (is its listener on loopback only? see docs/discovery.md)\n", waited)
 		return
@@ -80,11 +80,11 @@ func dash(s string) string {
 // printEvent writes one --watch line: "+ NAME URLS" for a gateway heard
 // (again when what it announces changed), "- NAME" for one withdrawn, or
 // the event as JSON.
-func printEvent(w io.Writer, e discover.Event, asJSON bool) {
+func printEvent(w io.Writer, e discovery.Event, asJSON bool) {
 	if asJSON {
 		b, _ := json.Marshal(struct {
-			Gone    bool             `json:"gone"`
-			Gateway discover.Gateway `json:"gateway"`
+			Gone    bool              `json:"gone"`
+			Gateway discovery.Gateway `json:"gateway"`
 		}{e.Gone, e.Gateway})
 		fmt.Fprintf(w, "%s\n", b)
 		return

@@ -20,13 +20,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/openhal/gateway/announce"
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/internal/board/hardware"
 	"github.com/openhal/gateway/internal/board/profile"
 	"github.com/openhal/gateway/internal/board/sim"
 	"github.com/openhal/gateway/internal/clock"
+	"github.com/openhal/gateway/internal/discovery"
 	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/internal/halhub/audit"
 	"github.com/openhal/gateway/internal/halhub/token"
@@ -432,7 +432,7 @@ func hubLimits(l board.Limits) halhub.Limits {
 // listening is what listen opened.
 type listening struct {
 	stop        func() // closes every listener
-	network     []announce.Listener
+	network     []discovery.Listener
 	fingerprint string           // of the TLS listeners' certificate
 	rec         statedir.Running // the hubs' URLs and fingerprint, recorded in the state directory
 }
@@ -441,7 +441,7 @@ type listening struct {
 // when one fails, so that a port that is taken stops the start with
 // nothing half open.
 func listen(ctx context.Context, cfg *board.Config, cert serverCert, hub *halhub.Hub, sockets *systemd.Sockets, httpOpt halhub.HTTPOptions, log *slog.Logger) (_ listening, err error) {
-	var network []announce.Listener
+	var network []discovery.Listener
 	var rec statedir.Running
 	var closers []func()
 	// Not the named result: a failing return sets that to nil before the
@@ -487,7 +487,7 @@ func listen(ctx context.Context, cfg *board.Config, cert serverCert, hub *halhub
 			warnActivatedPlain(log, t.name, ln.Addr())
 		}
 		if ap, err := netip.ParseAddrPort(ln.Addr().String()); err == nil {
-			network = append(network, announce.Listener{Kind: t.name, Addr: ap})
+			network = append(network, discovery.Listener{Kind: t.name, Addr: ap})
 		}
 		if t.web {
 			closers = append(closers, serveHTTP(hub.HTTPServer(httpOpt), ln, log))
@@ -580,7 +580,7 @@ func serverCertificate(cfg *board.Config, stateDir, id string, sockets *systemd.
 // then runs without, its certificate made now carries none and nothing
 // is announced.
 func gatewayID(stateDir string, log *slog.Logger) string {
-	id, err := announce.GatewayID(stateDir)
+	id, err := discovery.GatewayID(stateDir)
 	if err != nil {
 		log.Error("no gateway id", "err", err)
 	}

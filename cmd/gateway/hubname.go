@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/openhal/gateway/discover"
+	"github.com/openhal/gateway/internal/discovery"
 	"github.com/openhal/gateway/internal/tlscert"
 )
 
@@ -43,8 +43,8 @@ func (f *clientFlags) resolveHub(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, nameLookup)
 	defer cancel()
-	g, err := discover.Find(ctx, discover.LookupType, f.hub)
-	if errors.Is(err, discover.ErrNotFound) {
+	g, err := discovery.Find(ctx, discovery.LookupType, f.hub)
+	if errors.Is(err, discovery.ErrNotFound) {
 		return fmt.Errorf("--hub %s: no gateway of that name answered on the LAN within %s (`gateway discover` lists those that do; a URL such as wss://HOST:7752/hal reaches one that is not announced)", f.hub, nameLookup)
 	}
 	if err != nil {
@@ -65,7 +65,7 @@ func (f *clientFlags) resolveHub(ctx context.Context) error {
 // would go to it in clear. The announced fingerprint is never trusted
 // here: halclient checks the certificate against the known-gateways
 // file, and only on first contact does --trust-announced take it.
-func dialOf(g discover.Gateway, insecure bool) (url, announced string, err error) {
+func dialOf(g discovery.Gateway, insecure bool) (url, announced string, err error) {
 	if len(g.URLs) == 0 {
 		return "", "", fmt.Errorf("gateway %q announced no URL", g.Name)
 	}

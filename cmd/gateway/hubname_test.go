@@ -4,16 +4,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhal/gateway/discover"
+	"github.com/openhal/gateway/internal/discovery"
 )
 
 func TestDialOf(t *testing.T) {
 	fp := strings.Repeat("ab", 32)
-	plain := discover.Gateway{Name: "bench", URLs: []string{"ws://192.0.2.7:7750/hal", "tcp://192.0.2.7:7751"}}
-	secure := discover.Gateway{Name: "bench", URLs: []string{"wss://192.0.2.7:7752/hal"}, Fingerprint: fp}
+	plain := discovery.Gateway{Name: "bench", URLs: []string{"ws://192.0.2.7:7750/hal", "tcp://192.0.2.7:7751"}}
+	secure := discovery.Gateway{Name: "bench", URLs: []string{"wss://192.0.2.7:7752/hal"}, Fingerprint: fp}
 	tests := []struct {
 		name         string
-		g            discover.Gateway
+		g            discovery.Gateway
 		insecure     bool
 		url, fp, err string
 	}{
@@ -21,12 +21,12 @@ func TestDialOf(t *testing.T) {
 			`gateway "bench" announces only plain transports (ws://192.0.2.7:7750/hal tcp://192.0.2.7:7751): the token would cross the LAN in clear, to whatever answers in that name; refused, nothing was sent. Serve the gateway over TLS (hub.listen.wss, docs/install.md), or give --insecure to send the token in clear anyway`},
 		{"plain only, --insecure: the first URL", plain, true, "ws://192.0.2.7:7750/hal", "", ""},
 		{"TLS: the URL and the announced fingerprint", secure, false, "wss://192.0.2.7:7752/hal", fp, ""},
-		{"TLS with no fingerprint announced", discover.Gateway{Name: "x", URLs: []string{"tls://192.0.2.7:1"}}, false, "tls://192.0.2.7:1", "", ""},
-		{"a bad fingerprint announced is none", discover.Gateway{Name: "x", URLs: []string{"tls://192.0.2.7:1"}, Fingerprint: "zz"}, false, "tls://192.0.2.7:1", "", ""},
-		{"no URL", discover.Gateway{Name: "x"}, false, "", "", `gateway "x" announced no URL`},
-		{"TLS before plain, whatever the order", discover.Gateway{Name: "x", URLs: []string{"ws://192.0.2.7:7750/hal", "tls://192.0.2.7:7753"}, Fingerprint: fp}, false,
+		{"TLS with no fingerprint announced", discovery.Gateway{Name: "x", URLs: []string{"tls://192.0.2.7:1"}}, false, "tls://192.0.2.7:1", "", ""},
+		{"a bad fingerprint announced is none", discovery.Gateway{Name: "x", URLs: []string{"tls://192.0.2.7:1"}, Fingerprint: "zz"}, false, "tls://192.0.2.7:1", "", ""},
+		{"no URL", discovery.Gateway{Name: "x"}, false, "", "", `gateway "x" announced no URL`},
+		{"TLS before plain, whatever the order", discovery.Gateway{Name: "x", URLs: []string{"ws://192.0.2.7:7750/hal", "tls://192.0.2.7:7753"}, Fingerprint: fp}, false,
 			"tls://192.0.2.7:7753", fp, ""},
-		{"TLS before plain with --insecure too", discover.Gateway{Name: "x", URLs: []string{"ws://192.0.2.7:7750/hal", "tls://192.0.2.7:7753"}, Fingerprint: fp}, true,
+		{"TLS before plain with --insecure too", discovery.Gateway{Name: "x", URLs: []string{"ws://192.0.2.7:7750/hal", "tls://192.0.2.7:7753"}, Fingerprint: fp}, true,
 			"tls://192.0.2.7:7753", fp, ""},
 	}
 	for _, tt := range tests {

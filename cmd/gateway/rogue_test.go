@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/openhal/gateway/announce"
+	"github.com/openhal/gateway/internal/discovery"
 	"github.com/openhal/gateway/internal/tlscert"
 )
 
@@ -59,8 +59,8 @@ func runRogue(spec string) error {
 		return err
 	}
 	text := map[string]string{
-		announce.KeyProtocol: "openhal/0.1", announce.KeyLevel: "full", announce.KeyID: rc.ID,
-		announce.KeyTLS: "0", announce.KeyPath: announce.WSPath, announce.KeyConsole: "1", announce.KeyMCP: "0",
+		discovery.KeyProtocol: "openhal/0.1", discovery.KeyLevel: "full", discovery.KeyID: rc.ID,
+		discovery.KeyTLS: "0", discovery.KeyPath: discovery.WSPath, discovery.KeyConsole: "1", discovery.KeyMCP: "0",
 	}
 	if rc.TLS {
 		cert, _, err := tlscert.LoadOrCreate(rc.CertDir, "", "", tlscert.Identity{GatewayID: rc.ID})
@@ -68,7 +68,7 @@ func runRogue(spec string) error {
 			return err
 		}
 		ln = tls.NewListener(ln, tlscert.ServerConfig(cert))
-		text[announce.KeyTLS], text[announce.KeyFingerprint] = "1", tlscert.Fingerprint(cert)
+		text[discovery.KeyTLS], text[discovery.KeyFingerprint] = "1", tlscert.Fingerprint(cert)
 	}
 	rec, err := os.OpenFile(rc.Record, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -85,12 +85,12 @@ func runRogue(spec string) error {
 			go keep(c, rec, &mu)
 		}
 	}()
-	pub := announce.NewBuiltin(slog.New(slog.NewTextHandler(os.Stderr, nil)))
-	svc := announce.Service{Name: rc.Name, Type: announce.TypeWS, Port: rc.Port, Addr: netip.IPv4Unspecified(), Text: text}
-	if err := pub.Publish(context.Background(), []announce.Service{svc}); err != nil {
+	pub := discovery.NewBuiltin(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+	svc := discovery.Service{Name: rc.Name, Type: discovery.TypeWS, Port: rc.Port, Addr: netip.IPv4Unspecified(), Text: text}
+	if err := pub.Publish(context.Background(), []discovery.Service{svc}); err != nil {
 		return err
 	}
-	fmt.Printf("rogue: announced %q id=%s tls=%s fp=%s\n", rc.Name, rc.ID, text[announce.KeyTLS], text[announce.KeyFingerprint])
+	fmt.Printf("rogue: announced %q id=%s tls=%s fp=%s\n", rc.Name, rc.ID, text[discovery.KeyTLS], text[discovery.KeyFingerprint])
 	io.Copy(io.Discard, os.Stdin)
 	pub.Close()
 	return ln.Close()

@@ -1,4 +1,4 @@
-package discover
+package discovery
 
 import (
 	"context"
@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/brutella/dnssd"
-
-	"github.com/openhal/gateway/announce"
 )
 
 // fakeBrowser hears the entries given for each type, then waits for the
@@ -42,13 +40,13 @@ func contains(list []string, s string) bool {
 }
 
 var benchEntries = []dnssd.BrowseEntry{
-	{Name: "bench", Type: announce.TypeWS, Host: "pi", Port: 7752, IfaceName: "eth0",
+	{Name: "bench", Type: TypeWS, Host: "pi", Port: 7752, IfaceName: "eth0",
 		IPs:  []net.IP{net.ParseIP("fe80::1"), net.ParseIP("192.0.2.7")},
 		Text: map[string]string{"id": "abc", "level": "full", "proto": "openhal/0.1", "tls": "1", "fp": "ff00", "path": "/hal", "console": "1", "mcp": "0"}},
-	{Name: "bench", Type: announce.TypeTCP, Host: "pi", Port: 7751, IfaceName: "eth0",
+	{Name: "bench", Type: TypeTCP, Host: "pi", Port: 7751, IfaceName: "eth0",
 		IPs:  []net.IP{net.ParseIP("192.0.2.7")},
 		Text: map[string]string{"id": "abc", "level": "full", "proto": "openhal/0.1", "tls": "0"}},
-	{Name: "lab", Type: announce.TypeTCP, Host: "lab", Port: 7751, IPs: []net.IP{net.ParseIP("192.0.2.9")},
+	{Name: "lab", Type: TypeTCP, Host: "lab", Port: 7751, IPs: []net.IP{net.ParseIP("192.0.2.9")},
 		Text: map[string]string{"id": "def", "level": "read", "proto": "openhal/0.1", "tls": "1", "fp": "aa11"}},
 }
 

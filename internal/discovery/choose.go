@@ -1,4 +1,4 @@
-package announce
+package discovery
 
 import (
 	"fmt"
@@ -17,7 +17,7 @@ const (
 // the system bus and auto or avahi is asked, the built-in responder for
 // builtin or when auto finds no avahi, nil for off. avahi without avahi
 // running is an error: the operator asked for it by name.
-func New(mode string, log *slog.Logger) (Publisher, error) {
+func NewPublisher(mode string, log *slog.Logger) (Publisher, error) {
 	switch mode {
 	case ModeOff:
 		return nil, nil

@@ -1,8 +1,4 @@
-// Package discover finds the gateways that package announce puts on the
-// LAN: it browses DNS-SD over multicast DNS for `_openhal._tcp` and
-// `_openhal-ws._tcp` and turns what it hears into Gateways with their
-// URLs, so that a client reaches a gateway by its name.
-package discover
+package discovery
 
 import (
 	"cmp"
@@ -19,8 +15,6 @@ import (
 	"time"
 
 	"github.com/brutella/dnssd"
-
-	"github.com/openhal/gateway/announce"
 )
 
 // Gateway is one gateway found on the LAN.
@@ -66,7 +60,7 @@ const queries = 5
 // (for goodbyes too). The same service may so be heard more than once;
 // Watch reports it once.
 func LookupType(ctx context.Context, service string, add, rmv func(dnssd.BrowseEntry)) error {
-	announce.Quiet()
+	Quiet()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, queries)
@@ -108,7 +102,7 @@ func Watch(ctx context.Context, browse Browser, fn func(Event)) error {
 	var mu sync.Mutex
 	known := map[string]map[string]dnssd.BrowseEntry{} // name -> type -> entry
 	update := func(e dnssd.BrowseEntry, gone bool) {
-		if !gone && e.Text[announce.KeyID] == "" {
+		if !gone && e.Text[KeyID] == "" {
 			// Heard before its TXT record (a probe's proposed records):
 			// the next question hears the whole service.
 			return
@@ -132,13 +126,13 @@ func Watch(ctx context.Context, browse Browser, fn func(Event)) error {
 		}
 		if len(svcs) == 0 {
 			delete(known, e.Name)
-			fn(Event{Gateway: Gateway{Name: e.Name, ID: e.Text[announce.KeyID]}, Gone: true})
+			fn(Event{Gateway: Gateway{Name: e.Name, ID: e.Text[KeyID]}, Gone: true})
 			return
 		}
 		fn(Event{Gateway: gatewayOf(e.Name, svcs)})
 	}
 	errs := make(chan error, 2)
-	for _, typ := range []string{announce.TypeWS, announce.TypeTCP} {
+	for _, typ := range []string{TypeWS, TypeTCP} {
 		go func() {
 			errs <- browse(ctx, typ+".local.", func(e dnssd.BrowseEntry) { update(e, false) }, func(e dnssd.BrowseEntry) { update(e, true) })
 		}()
@@ -230,19 +224,19 @@ func sameEntry(a, b dnssd.BrowseEntry) bool {
 // gatewayOf merges a gateway's services.
 func gatewayOf(name string, svcs map[string]dnssd.BrowseEntry) Gateway {
 	g := Gateway{Name: name}
-	for _, typ := range []string{announce.TypeWS, announce.TypeTCP} {
+	for _, typ := range []string{TypeWS, TypeTCP} {
 		e, ok := svcs[typ]
 		if !ok {
 			continue
 		}
 		t := e.Text
-		g.ID = cmp.Or(g.ID, t[announce.KeyID])
+		g.ID = cmp.Or(g.ID, t[KeyID])
 		g.Host = cmp.Or(g.Host, e.Host)
-		g.Level = cmp.Or(g.Level, t[announce.KeyLevel])
-		g.Protocol = cmp.Or(g.Protocol, t[announce.KeyProtocol])
-		g.Fingerprint = cmp.Or(g.Fingerprint, t[announce.KeyFingerprint])
-		g.Console = g.Console || t[announce.KeyConsole] == "1"
-		g.MCP = g.MCP || t[announce.KeyMCP] == "1"
+		g.Level = cmp.Or(g.Level, t[KeyLevel])
+		g.Protocol = cmp.Or(g.Protocol, t[KeyProtocol])
+		g.Fingerprint = cmp.Or(g.Fingerprint, t[KeyFingerprint])
+		g.Console = g.Console || t[KeyConsole] == "1"
+		g.MCP = g.MCP || t[KeyMCP] == "1"
 		addrs := addresses(e)
 		for _, a := range addrs {
 			if !slices.Contains(g.Addresses, a) {
@@ -251,7 +245,7 @@ func gatewayOf(name string, svcs map[string]dnssd.BrowseEntry) Gateway {
 		}
 		if len(addrs) > 0 {
 			g.URLs = append(g.URLs, urlOf(typ, t, addrs[0], e.Port))
-			if typ == announce.TypeWS && t[announce.KeyConsole] == "1" {
+			if typ == TypeWS && t[KeyConsole] == "1" {
 				g.ConsoleURL = consoleURLOf(t, addrs[0], e.Port)
 			}
 		}
@@ -285,7 +279,7 @@ func addresses(e dnssd.BrowseEntry) []string {
 // at addr: the page is served at / of the same listener.
 func consoleURLOf(t map[string]string, addr string, port int) string {
 	scheme := "http"
-	if t[announce.KeyTLS] == "1" {
+	if t[KeyTLS] == "1" {
 		scheme = "https"
 	}
 	return scheme + "://" + net.JoinHostPort(addr, strconv.Itoa(port)) + "/"
@@ -293,14 +287,14 @@ func consoleURLOf(t map[string]string, addr string, port int) string {
 
 // urlOf is the URL of a listener announced as typ at addr.
 func urlOf(typ string, t map[string]string, addr string, port int) string {
-	tls := t[announce.KeyTLS] == "1"
+	tls := t[KeyTLS] == "1"
 	hostPort := net.JoinHostPort(addr, strconv.Itoa(port))
-	if typ == announce.TypeWS {
+	if typ == TypeWS {
 		scheme := "ws"
 		if tls {
 			scheme = "wss"
 		}
-		return scheme + "://" + hostPort + cmp.Or(t[announce.KeyPath], announce.WSPath)
+		return scheme + "://" + hostPort + cmp.Or(t[KeyPath], WSPath)
 	}
 	if tls {
 		return "tls://" + hostPort
