@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
-	pgpio "periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/board/profile"
-	"github.com/openhal/gateway/internal/hw/gpio"
+	"github.com/openhal/gateway/internal/hw/gpioline"
 	"github.com/openhal/gateway/internal/hw/sensor"
-	"github.com/openhal/gateway/internal/hw/serial"
+	"github.com/openhal/gateway/internal/hw/serialline"
 )
 
 // Board names besides the profiles' (profile.Names).
@@ -219,7 +219,7 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 		Access: device.AccessReadWrite, Risk: device.RiskHigh,
 		Safe: DefaultSafe(dc.Kind), State: device.StateOK, Tags: slices.Clone(dc.Tags),
 	}
-	zero, hundred, maxLen := 0.0, 100.0, serial.MaxLine
+	zero, hundred, maxLen := 0.0, 100.0, serialline.MaxLine
 	switch dc.Kind {
 	case device.KindGPIOOutput:
 		d.Schema = device.Schema{Type: device.TypeBoolean}
@@ -282,10 +282,10 @@ func (dc DeviceConfig) InitialValue() any {
 	return DefaultSafe(dc.Kind)
 }
 
-// PortConfig is a serial device's port as hw/serial takes it, with the
+// PortConfig is a serial device's port as serialline takes it, with the
 // 8N1 and "\n" defaults of the fields the file leaves out.
-func (dc DeviceConfig) PortConfig() serial.PortConfig {
-	pc := serial.PortConfig{Path: dc.Port, Parity: dc.Parity, StopBits: dc.StopBits}
+func (dc DeviceConfig) PortConfig() serialline.PortConfig {
+	pc := serialline.PortConfig{Path: dc.Port, Parity: dc.Parity, StopBits: dc.StopBits}
 	if dc.Baud != nil {
 		pc.Baud = *dc.Baud
 	}
@@ -300,15 +300,15 @@ func (dc DeviceConfig) PortConfig() serial.PortConfig {
 
 // pulls and edges are the words of pull: and edge:.
 var (
-	pulls = map[string]pgpio.Pull{"none": pgpio.Float, "up": pgpio.PullUp, "down": pgpio.PullDown}
-	edges = map[string]pgpio.Edge{"both": pgpio.BothEdges, "rising": pgpio.RisingEdge, "falling": pgpio.FallingEdge}
+	pulls = map[string]gpio.Pull{"none": gpio.Float, "up": gpio.PullUp, "down": gpio.PullDown}
+	edges = map[string]gpio.Edge{"both": gpio.BothEdges, "rising": gpio.RisingEdge, "falling": gpio.FallingEdge}
 )
 
-// InputOpts is a gpio.input's settings as hw/gpio takes them: pull none
+// InputOpts is a gpio.input's settings as gpioline takes them: pull none
 // (the line's bias disabled) and both edges unless the file says
 // otherwise.
-func (dc DeviceConfig) InputOpts() gpio.InputOpts {
-	o := gpio.InputOpts{Pull: pgpio.Float, Edge: pgpio.BothEdges}
+func (dc DeviceConfig) InputOpts() gpioline.InputOpts {
+	o := gpioline.InputOpts{Pull: gpio.Float, Edge: gpio.BothEdges}
 	if p, ok := pulls[dc.Pull]; ok {
 		o.Pull = p
 	}

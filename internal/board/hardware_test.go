@@ -9,12 +9,12 @@ import (
 	"testing"
 	"time"
 
-	pgpio "periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/board/profile"
-	"github.com/openhal/gateway/internal/hw/gpio"
-	"github.com/openhal/gateway/internal/hw/serial"
+	"github.com/openhal/gateway/internal/hw/gpioline"
+	"github.com/openhal/gateway/internal/hw/serialline"
 )
 
 // loadExample parses one of docs/examples.
@@ -74,7 +74,7 @@ func TestBenchExamples(t *testing.T) {
 				t.Errorf("stop button %q", c.StopButton())
 			}
 			stop := c.Devices["bench.stop"].InputOpts()
-			if stop != (gpio.InputOpts{Pull: pgpio.PullUp, Edge: pgpio.BothEdges, Debounce: 20 * time.Millisecond, Invert: true}) {
+			if stop != (gpioline.InputOpts{Pull: gpio.PullUp, Edge: gpio.BothEdges, Debounce: 20 * time.Millisecond, Invert: true}) {
 				t.Errorf("bench.stop InputOpts = %+v", stop)
 			}
 			meter := c.Devices["bench.meter"].PortConfig()
@@ -432,7 +432,7 @@ devices:
 	if err != nil {
 		t.Fatalf("Parse: %v", err)
 	}
-	zero, hundred, maxLen := 0.0, 100.0, serial.MaxLine
+	zero, hundred, maxLen := 0.0, 100.0, serialline.MaxLine
 	boolean := device.Schema{Type: device.TypeBoolean}
 	rw, r := device.AccessReadWrite, device.AccessRead
 	low, high := device.RiskLow, device.RiskHigh
@@ -468,7 +468,7 @@ devices:
 	if got := c.Devices["s"].SensorInterval(); got != DefaultSensorInterval {
 		t.Errorf("SensorInterval() = %v, want the default", got)
 	}
-	if got := c.Devices["i"].InputOpts(); got != (gpio.InputOpts{Pull: pgpio.Float, Edge: pgpio.BothEdges}) {
+	if got := c.Devices["i"].InputOpts(); got != (gpioline.InputOpts{Pull: gpio.Float, Edge: gpio.BothEdges}) {
 		t.Errorf("default InputOpts = %+v", got)
 	}
 	if got := c.Devices["p"].PWM; got == nil || !got.Software {

@@ -488,7 +488,7 @@ func (v *validator) sensorOptions(path, name string, drv driver, o SensorOptions
 	}
 }
 
-// serialDevice checks a serial device's port settings with hw/serial's
+// serialDevice checks a serial device's port settings with serialline's
 // own PortConfig.Validate, each fault on its field.
 func (v *validator) serialDevice(path, id string, dc DeviceConfig, u *usage) {
 	reported := map[string]bool{}

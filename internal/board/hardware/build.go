@@ -17,17 +17,17 @@ import (
 	"slices"
 	"strings"
 
-	pgpio "periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/i2c"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/internal/board/profile"
 	"github.com/openhal/gateway/internal/clock"
-	"github.com/openhal/gateway/internal/hw/gpio"
+	"github.com/openhal/gateway/internal/hw/gpioline"
 	"github.com/openhal/gateway/internal/hw/pwm"
 	"github.com/openhal/gateway/internal/hw/sensor"
-	"github.com/openhal/gateway/internal/hw/serial"
+	"github.com/openhal/gateway/internal/hw/serialline"
 )
 
 // Host opens what the devices sit on.
@@ -35,7 +35,7 @@ type Host interface {
 	// Line opens a GPIO line: by chip label or gpiochipN and offset,
 	// or by line name when ref.Chip is empty. It is not requested yet:
 	// the device's first In or Out requests it.
-	Line(ref profile.LineRef) (pgpio.PinIO, error)
+	Line(ref profile.LineRef) (gpio.PinIO, error)
 	// I2CBus opens a bus by number ("1") or path ("/dev/i2c-1").
 	I2CBus(name string) (i2c.BusCloser, error)
 	// PWMRoot is the sysfs root hardware PWM channels live under
@@ -103,13 +103,13 @@ func (b *builder) device(desc device.Descriptor, dc board.DeviceConfig) (device.
 	case device.KindSensor:
 		return b.sensor(desc, dc)
 	case device.KindSerial:
-		return serial.NewPortDevice(desc, dc.PortConfig(), b.clk, b.log), nil
+		return serialline.NewPortDevice(desc, dc.PortConfig(), b.clk, b.log), nil
 	}
 	return nil, fmt.Errorf("kind %q: not a hardware kind", dc.Kind)
 }
 
 // line resolves and opens dc's pin, and releases it with the others.
-func (b *builder) line(dc board.DeviceConfig) (pgpio.PinIO, string, error) {
+func (b *builder) line(dc board.DeviceConfig) (gpio.PinIO, string, error) {
 	ref, err := b.prof.ResolvePin(dc.Pin)
 	if err != nil {
 		return nil, dc.Pin, err
@@ -146,7 +146,7 @@ func (b *builder) output(desc device.Descriptor, dc board.DeviceConfig) (device.
 		return nil, err
 	}
 	invert := dc.Invert != nil && *dc.Invert
-	o, err := gpio.NewOutput(desc, p, initial, invert)
+	o, err := gpioline.NewOutput(desc, p, initial, invert)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}
@@ -158,7 +158,7 @@ func (b *builder) input(desc device.Descriptor, dc board.DeviceConfig) (device.D
 	if err != nil {
 		return nil, err
 	}
-	in, err := gpio.NewInput(desc, p, dc.InputOpts(), b.clk)
+	in, err := gpioline.NewInput(desc, p, dc.InputOpts(), b.clk)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", name, err)
 	}

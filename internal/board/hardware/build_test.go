@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	pgpio "periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpiotest"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2ctest"
@@ -18,10 +18,10 @@ import (
 	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/internal/board/profile"
 	"github.com/openhal/gateway/internal/clock/clocktest"
-	"github.com/openhal/gateway/internal/hw/gpio"
+	"github.com/openhal/gateway/internal/hw/gpioline"
 	"github.com/openhal/gateway/internal/hw/pwm"
 	"github.com/openhal/gateway/internal/hw/sensor"
-	"github.com/openhal/gateway/internal/hw/serial"
+	"github.com/openhal/gateway/internal/hw/serialline"
 )
 
 // fakeHost hands out gpiotest pins by line, playback buses by name, and
@@ -34,7 +34,7 @@ type fakeHost struct {
 	opened []string
 }
 
-func (h *fakeHost) Line(ref profile.LineRef) (pgpio.PinIO, error) {
+func (h *fakeHost) Line(ref profile.LineRef) (gpio.PinIO, error) {
 	if h.busy[ref] {
 		return nil, errors.New("line busy")
 	}
@@ -129,7 +129,7 @@ func benchHost(t *testing.T) *fakeHost {
 	return &fakeHost{
 		pins: map[profile.LineRef]*gpiotest.Pin{
 			bcm(17): {N: "GPIO17"},
-			bcm(27): {N: "GPIO27", EdgesChan: make(chan pgpio.Level)},
+			bcm(27): {N: "GPIO27", EdgesChan: make(chan gpio.Level)},
 			bcm(23): {N: "GPIO23"},
 		},
 		busy: map[profile.LineRef]bool{},
@@ -170,12 +170,12 @@ func TestBuildBench(t *testing.T) {
 		id string
 		ok func(device.Device) bool
 	}{
-		{"bench.relay", func(d device.Device) bool { _, ok := d.(*gpio.Output); return ok }},
-		{"bench.stop", func(d device.Device) bool { _, ok := d.(*gpio.Input); return ok }},
+		{"bench.relay", func(d device.Device) bool { _, ok := d.(*gpioline.Output); return ok }},
+		{"bench.stop", func(d device.Device) bool { _, ok := d.(*gpioline.Input); return ok }},
 		{"bench.fan", func(d device.Device) bool { _, ok := d.(*pwm.Hardware); return ok }},
 		{"bench.lamp", func(d device.Device) bool { _, ok := d.(*pwm.Software); return ok }},
 		{"bench.temp", func(d device.Device) bool { _, ok := d.(*sensor.Device); return ok }},
-		{"bench.meter", func(d device.Device) bool { _, ok := d.(*serial.LineDevice); return ok }},
+		{"bench.meter", func(d device.Device) bool { _, ok := d.(*serialline.LineDevice); return ok }},
 	}
 	if len(devs) != len(checks) {
 		t.Errorf("Build made %d devices, want %d", len(devs), len(checks))
@@ -188,11 +188,11 @@ func TestBuildBench(t *testing.T) {
 	}
 
 	// The relay is active low and starts off: its line is high.
-	if l := h.pins[bcm(17)].L; l != pgpio.High {
+	if l := h.pins[bcm(17)].L; l != gpio.High {
 		t.Errorf("relay line at %v, want High (inverted, off)", l)
 	}
 	// The stop button's line was requested with its pull-up.
-	if p := h.pins[bcm(27)].P; p != pgpio.PullUp {
+	if p := h.pins[bcm(27)].P; p != gpio.PullUp {
 		t.Errorf("stop button pull %v, want PullUp", p)
 	}
 	// The fan's controller was found as pwmchip0, at 25 kHz and 40 %.
@@ -258,7 +258,7 @@ devices:
     pin: DOOR_SENSE
 `)
 	ref := profile.LineRef{Offset: -1, Name: "DOOR_SENSE"}
-	h := &fakeHost{pins: map[profile.LineRef]*gpiotest.Pin{ref: {N: "DOOR_SENSE", EdgesChan: make(chan pgpio.Level)}}}
+	h := &fakeHost{pins: map[profile.LineRef]*gpiotest.Pin{ref: {N: "DOOR_SENSE", EdgesChan: make(chan gpio.Level)}}}
 	devs, release, err := Build(context.Background(), cfg, prof, h, clocktest.NewFake(time.Unix(0, 0)), nil)
 	if err != nil {
 		t.Fatal(err)

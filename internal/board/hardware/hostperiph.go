@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"strings"
 
-	pgpio "periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2creg"
 	"periph.io/x/host/v3"
@@ -37,7 +37,7 @@ func NewPeriph(log *slog.Logger) (Host, error) {
 
 // Line finds the chip by label or name (gpiochipN) and takes the line at
 // the offset; without a chip, the line whose kernel name is ref.Name.
-func (*Periph) Line(ref profile.LineRef) (pgpio.PinIO, error) {
+func (*Periph) Line(ref profile.LineRef) (gpio.PinIO, error) {
 	if ref.Chip == "" {
 		return lineByName(ref.Name)
 	}
@@ -56,7 +56,7 @@ func (*Periph) Line(ref profile.LineRef) (pgpio.PinIO, error) {
 	return nil, fmt.Errorf("no GPIO chip %q on this machine (chips: %s)", ref.Chip, chipList(labels))
 }
 
-func lineByName(name string) (pgpio.PinIO, error) {
+func lineByName(name string) (gpio.PinIO, error) {
 	for _, c := range gpioioctl.Chips {
 		for _, l := range c.Lines() {
 			if l.Name() == name {

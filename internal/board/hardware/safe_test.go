@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	pgpio "periph.io/x/conn/v3/gpio"
+	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/gpio/gpiotest"
 
 	"github.com/openhal/gateway/device"
@@ -50,7 +50,7 @@ devices:
 		}
 		rep.Value(cfg.Devices[d.Descriptor().ID].InitialValue(), clk.Now())
 	}
-	if h.pins[bcm(17)].L != pgpio.Low {
+	if h.pins[bcm(17)].L != gpio.Low {
 		t.Fatalf("the active-low relay, on, is at %v; want Low", h.pins[bcm(17)].L)
 	}
 	hub := halhub.New(reg, halhub.Options{Clock: clk, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
@@ -64,10 +64,10 @@ devices:
 	if len(res.LeftAsIs) != 1 || res.LeftAsIs[0] != (openhal.LeftAsIs{Device: "bench.magnet", Reason: "holds the fixture"}) {
 		t.Errorf("left as is %+v", res.LeftAsIs)
 	}
-	if l := h.pins[bcm(17)].L; l != pgpio.High {
+	if l := h.pins[bcm(17)].L; l != gpio.High {
 		t.Errorf("relay line at %v after the stop, want High (active low, off)", l)
 	}
-	if l := h.pins[bcm(27)].L; l != pgpio.High {
+	if l := h.pins[bcm(27)].L; l != gpio.High {
 		t.Errorf("magnet line at %v after the stop, want High (left on)", l)
 	}
 	duty, err := os.ReadFile(filepath.Join(h.root, "class", "pwm", "pwmchip0", "pwm0", "duty_cycle"))

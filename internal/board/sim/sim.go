@@ -15,7 +15,7 @@ import (
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/clock"
-	"github.com/openhal/gateway/internal/hw/serial"
+	"github.com/openhal/gateway/internal/hw/serialline"
 )
 
 // Device ids of the sim board.
@@ -85,7 +85,7 @@ func New(cfg Config, clk clock.Clock, overrides map[string]Override) *Board {
 		b.output(desc[Heater], false, func(v any) { b.thermo.setHeater(v.(bool)) }),
 		b.thermo,
 		b.output(desc[Fan], 0.0, nil),
-		serial.NewLineDevice(desc[Meter], devEnd, '\n', clk),
+		serialline.NewLineDevice(desc[Meter], devEnd, '\n', clk),
 	}
 	return b
 }
@@ -95,7 +95,7 @@ func New(cfg Config, clk clock.Clock, overrides map[string]Override) *Board {
 // makes, without making anything. cfg is taken for the settings that
 // shape a device (none yet; the timing settings do not).
 func Descriptors(cfg Config) []device.Descriptor {
-	maxLen := serial.MaxLine
+	maxLen := serialline.MaxLine
 	zero, hundred := 0.0, 100.0
 	boolean := device.Schema{Type: device.TypeBoolean}
 	rw, r := device.AccessReadWrite, device.AccessRead

@@ -1,4 +1,4 @@
-// Package gpio holds the board's GPIO devices, gpio.output and gpio.input,
+// Package gpioline holds the board's GPIO devices, gpio.output and gpio.input,
 // over periph's gpio.PinOut and gpio.PinIn. It takes pins, not line names:
 // the board finds the lines (periph.io/x/host/v3/gpioioctl) and tests hand
 // in gpiotest pins. Callers that also import periph's gpio (for Pull and
@@ -49,4 +49,4 @@
 // requests the line again with In (periph's advice for a line that has
 // gone wrong) and reads it, and reports ok again at the first wait that
 // works (an edge or a quiet timeout).
-package gpio
+package gpioline

@@ -1,4 +1,4 @@
-package serial
+package serialline
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"io"
 	"path/filepath"
 
-	bugst "go.bug.st/serial"
+	"go.bug.st/serial"
 )
 
 // MaxBaud is the highest baud rate a PortConfig accepts: above the fastest
@@ -35,17 +35,17 @@ type PortConfig struct {
 	Delimiter byte
 }
 
-var parities = map[string]bugst.Parity{
-	"none":  bugst.NoParity,
-	"odd":   bugst.OddParity,
-	"even":  bugst.EvenParity,
-	"mark":  bugst.MarkParity,
-	"space": bugst.SpaceParity,
+var parities = map[string]serial.Parity{
+	"none":  serial.NoParity,
+	"odd":   serial.OddParity,
+	"even":  serial.EvenParity,
+	"mark":  serial.MarkParity,
+	"space": serial.SpaceParity,
 }
 
-var stopBits = map[string]bugst.StopBits{
-	"1": bugst.OneStopBit,
-	"2": bugst.TwoStopBits,
+var stopBits = map[string]serial.StopBits{
+	"1": serial.OneStopBit,
+	"2": serial.TwoStopBits,
 }
 
 // WithDefaults returns c with the settings most instruments use where c
@@ -102,8 +102,8 @@ func (c PortConfig) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c PortConfig) mode() *bugst.Mode {
-	return &bugst.Mode{
+func (c PortConfig) mode() *serial.Mode {
+	return &serial.Mode{
 		BaudRate: c.Baud,
 		DataBits: c.DataBits,
 		Parity:   parities[c.Parity],
@@ -126,7 +126,7 @@ func Open(ctx context.Context, cfg PortConfig) (io.ReadWriteCloser, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("open %s: %w", cfg.Path, err)
 	}
-	p, err := bugst.Open(cfg.Path, cfg.mode())
+	p, err := serial.Open(cfg.Path, cfg.mode())
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", cfg.Path, err)
 	}

@@ -1,6 +1,6 @@
-// Package serial drives line-based instruments: devices that talk in lines
+// Package serialline drives line-based instruments: devices that talk in lines
 // of text over a serial port, a pseudo-terminal or a pipe.
-package serial
+package serialline
 
 import (
 	"bufio"

@@ -1,4 +1,4 @@
-package serial
+package serialline
 
 import (
 	"bufio"
@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	bugst "go.bug.st/serial"
+	"go.bug.st/serial"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/clock/clocktest"
@@ -119,18 +119,18 @@ func TestOpenRefuses(t *testing.T) {
 func TestMode(t *testing.T) {
 	tests := []struct {
 		cfg  PortConfig
-		want bugst.Mode
+		want serial.Mode
 	}{
 		{PortConfig{Baud: 9600, DataBits: 8, Parity: "none", StopBits: "1"},
-			bugst.Mode{BaudRate: 9600, DataBits: 8, Parity: bugst.NoParity, StopBits: bugst.OneStopBit}},
+			serial.Mode{BaudRate: 9600, DataBits: 8, Parity: serial.NoParity, StopBits: serial.OneStopBit}},
 		{PortConfig{Baud: 19200, DataBits: 7, Parity: "even", StopBits: "2"},
-			bugst.Mode{BaudRate: 19200, DataBits: 7, Parity: bugst.EvenParity, StopBits: bugst.TwoStopBits}},
+			serial.Mode{BaudRate: 19200, DataBits: 7, Parity: serial.EvenParity, StopBits: serial.TwoStopBits}},
 		{PortConfig{Baud: 300, DataBits: 5, Parity: "odd", StopBits: "1"},
-			bugst.Mode{BaudRate: 300, DataBits: 5, Parity: bugst.OddParity, StopBits: bugst.OneStopBit}},
+			serial.Mode{BaudRate: 300, DataBits: 5, Parity: serial.OddParity, StopBits: serial.OneStopBit}},
 		{PortConfig{Baud: 115200, DataBits: 6, Parity: "mark", StopBits: "1"},
-			bugst.Mode{BaudRate: 115200, DataBits: 6, Parity: bugst.MarkParity, StopBits: bugst.OneStopBit}},
+			serial.Mode{BaudRate: 115200, DataBits: 6, Parity: serial.MarkParity, StopBits: serial.OneStopBit}},
 		{PortConfig{Baud: 57600, DataBits: 8, Parity: "space", StopBits: "2"},
-			bugst.Mode{BaudRate: 57600, DataBits: 8, Parity: bugst.SpaceParity, StopBits: bugst.TwoStopBits}},
+			serial.Mode{BaudRate: 57600, DataBits: 8, Parity: serial.SpaceParity, StopBits: serial.TwoStopBits}},
 	}
 	for _, tt := range tests {
 		if got := tt.cfg.mode(); *got != tt.want {
