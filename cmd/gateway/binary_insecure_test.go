@@ -4,16 +4,13 @@ package main
 // openhal-0.1 §2), on the gateway's side: a plain listener off loopback
 // is refused by check and run alike unless the configuration says
 // insecure, which both then name as a warning; the installed
-// configuration passes with no warning; a plain socket handed over by
-// systemd off loopback is warned at start.
+// configuration passes with no warning. (A plain socket handed over by
+// systemd off loopback, warned at start, is in binary_systemd_test.go.)
 
 import (
 	"fmt"
-	"net"
 	"path/filepath"
-	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -70,22 +67,5 @@ func TestBinaryInstalledConfiguration(t *testing.T) {
 	r := gw(t, "check", "--config", filepath.Join("..", "..", "packaging", "gateway.yaml"))
 	if r.code != 0 || r.stderr != "" {
 		t.Errorf("check of packaging/gateway.yaml: exit %d, stderr %q; want 0 and no warning", r.code, r.stderr)
-	}
-}
-
-// A plain socket systemd hands over on an address off loopback is served
-// (the unit is the operator's choice), and the start-up log says that
-// tokens cross it in clear; one on loopback is not warned about.
-func TestBinaryActivatedPlainSocketWarned(t *testing.T) {
-	files, addrs := listenerFiles(t, net.IPv4zero, net.IPv4(127, 0, 0, 1))
-	c := startActivated(t, "gateway (socket-activated on 0.0.0.0)", files, "run", "--state-dir", t.TempDir())
-	c.err.waitFor(t, 0, `msg=ready `, waitLong)
-	c.err.waitFor(t, 0, `level=WARN msg="plain socket passed by systemd is off loopback: every token given to it crosses the network in clear; `+
-		`make its socket unit listen on 127.0.0.1 and serve the network with the TLS listeners \(docs/install.md\)" name=http addr=`+regexp.QuoteMeta(addrs[0])+`$`, waitLong)
-	if strings.Contains(c.err.text(), "name=tcp addr="+addrs[1]) {
-		t.Errorf("the loopback socket was warned about:\n%s", c.err.text())
-	}
-	if code, _ := c.signal(t, syscall.SIGTERM, waitLong); code != 0 {
-		t.Errorf("exit code %d", code)
 	}
 }

@@ -58,7 +58,7 @@ func TestBuildsOnEveryDesktop(t *testing.T) {
 	t.Run("vet darwin", func(t *testing.T) { goCmd(t, "darwin", "arm64", "vet", "./...") })
 	t.Run("vet windows", func(t *testing.T) {
 		goCmd(t, "windows", "amd64", "vet", "./halclient/...", "./openhal/...",
-			"./jsonrpc/...", "./tlscert/...", "./device/...", "./filelock/...", "./adapters/...")
+			"./jsonrpc/...", "./internal/tlscert/...", "./device/...", "./internal/filelock/...", "./adapter/...", "./adapters/...")
 	})
 }
 
