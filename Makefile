@@ -109,7 +109,7 @@ run: build
 # detector, then the console in a real browser and the Python client.
 # TEST_TIMEOUT bounds each package: go test's default of 10 minutes is
 # the whole-binary tests' own time on a machine that builds something
-# else beside them (cmd/gateway takes about 3 minutes on a quiet 2-core
+# else beside them (e2e/gateway takes about 3 minutes on a quiet 2-core
 # machine), and a package past it is killed with nothing after it run.
 TEST_TIMEOUT ?= 30m
 test: lint

@@ -7,7 +7,7 @@ package gateway_test
 //
 // The slowest of them (over 1.5 s) call t.Parallel: each starts a gateway
 // of its own and waits on processes and sockets far more than it
-// computes (cmd/gateway uses about 0.9 of a core), so two at a time
+// computes (this package uses about 0.9 of a core), so two at a time
 // shorten the package by about 30 s without slowing either much. Those
 // that set the process's environment (t.Setenv: the LAN tests' own
 // known-gateways file, the audit pages' terminal) cannot, and stay in line.
