@@ -76,7 +76,8 @@ func Cleanup() {
 	}
 }
 
-// builds are the programs built or being built by this process.
+// builds are the programs built or being built by this process: one set
+// per process is the point, so it is the package's one variable.
 var builds = buildSet{byKey: map[string]*build{}}
 
 type buildSet struct {
