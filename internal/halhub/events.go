@@ -25,7 +25,7 @@ func (h *Hub) onEvent(e device.Event) {
 	}
 	h.stats.events.Add(1)
 	h.eachAudience(e.Device, "notification", func(s *session, _ token.Entry) bool { return s.q.push(msg, nil) })
-	h.tellListeners(method, e.Device, params)
+	h.tellSubscribers(method, e.Device, params)
 }
 
 // onValue queues a hal/value on every connection that sees its device,
@@ -43,7 +43,7 @@ func (h *Hub) onValue(e device.Event) {
 		}
 		return s.q.pushValue(e.Device, msg)
 	})
-	h.tellListenersViews(openhal.NotifyValue, e.Device, view)
+	h.tellSubscribersViews(openhal.NotifyValue, e.Device, view)
 }
 
 // eachAudience calls queue for every connection that may be sent a
@@ -94,7 +94,7 @@ func (h *Hub) broadcast(method, device string, params any) {
 		return
 	}
 	h.eachAudience(device, "notification", func(s *session, _ token.Entry) bool { return s.q.push(msg, nil) })
-	h.tellListeners(method, device, params)
+	h.tellSubscribers(method, device, params)
 }
 
 // broadcastViews sends a notification about device whose params differ
@@ -110,7 +110,7 @@ func (h *Hub) broadcastViews(method, device string, view func(token.Entry) any) 
 		}
 		return s.q.push(msg, nil)
 	})
-	h.tellListenersViews(method, device, view)
+	h.tellSubscribersViews(method, device, view)
 }
 
 // broadcastEach sends a notification whose params depend on what each
@@ -132,5 +132,5 @@ func (h *Hub) broadcastEach(method string, params func(token.Entry) any) {
 		}
 		return s.q.push(msg, nil)
 	})
-	h.tellListenersEach(method, params)
+	h.tellSubscribersEach(method, params)
 }

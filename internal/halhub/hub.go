@@ -186,10 +186,10 @@ type Hub struct {
 
 	closing atomic.Bool // Shutdown began: requests are refused
 
-	mu        sync.RWMutex
-	sessions  map[*session]struct{}
-	listeners map[*listener]struct{} // in-process audiences (Listen)
-	unsub     func()
+	mu          sync.RWMutex
+	sessions    map[*session]struct{}
+	subscribers map[*subscriber]struct{} // in-process audiences (Subscribe)
+	unsub       func()
 
 	slots      int                           // authenticated connections holding a slot; under mu
 	tokenSlots map[string]int                // the slots each token holds, by its entry's name; under mu
