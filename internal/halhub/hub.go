@@ -1,10 +1,3 @@
-// Package halhub is the OpenHAL Hub: it serves the devices of a
-// device.Registry to clients over WebSocket, TCP and Unix sockets
-// (openhal-0.1.md), checking each request against the client's token,
-// scope and the Hub's conformance level.
-//
-// The Hub owns no device: devices belong to the registry, and a client that
-// disconnects changes none of them (seed 3.1.4).
 package halhub
 
 import (
