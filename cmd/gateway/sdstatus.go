@@ -76,11 +76,11 @@ func followStatus(ctx context.Context, n *systemd.Notifier, line statusLine, kic
 		}
 	})
 	defer unsub()
-	// The Hub tells in-process listeners of hal/stopped and hal/resumed;
-	// a device pattern that matches no id spares it encoding every value
-	// for this listener.
+	// The Hub tells in-process subscribers of hal/stopped and
+	// hal/resumed; a device pattern that matches no id spares it encoding
+	// every value for this subscriber.
 	entry := token.Entry{Name: "systemd-status", Kind: openhal.KindHub, Scope: openhal.ScopeAdmin, Devices: []string{"\x00"}}
-	stopWatch := line.hub.Listen(entry,
+	stopWatch := line.hub.Subscribe(entry,
 		func(method, _ string, _ json.RawMessage) {
 			if method != openhal.NotifyValue {
 				kick()

@@ -7,42 +7,44 @@ import (
 	"github.com/openhal/gateway/internal/halhub/token"
 )
 
-// listener is an in-process audience of the Hub's notifications.
-type listener struct {
+// subscriber is an in-process audience of the Hub's notifications.
+type subscriber struct {
 	entry token.Entry
 	fn    func(method, device string, params json.RawMessage)
 }
 
-// Listen calls fn for every notification that entry may see, as a client
+// Subscribe calls fn for every notification that entry may see, as a client
 // connection with that token would get it (hal/value, hal/deviceState,
 // hal/blocked, hal/stopped, ...): a supervised service adapter's events.
 // device is the device the notification is about, "" for none.
-// fn runs under the Hub's locks, in seq order for values, so it must only
-// queue; params are shared between listeners and must not be changed.
+// fn runs under the Hub's lock and the registry's (locksordering.txt), in
+// seq order for values, so it must only queue: never call the Hub or the
+// registry. params are shared between subscribers and must not be
+// changed.
 // The returned function ends the subscription.
-func (h *Hub) Listen(entry token.Entry, fn func(method, device string, params json.RawMessage)) (cancel func()) {
-	l := &listener{entry: entry, fn: fn}
+func (h *Hub) Subscribe(entry token.Entry, fn func(method, device string, params json.RawMessage)) (cancel func()) {
+	sub := &subscriber{entry: entry, fn: fn}
 	h.mu.Lock()
-	if h.listeners == nil {
-		h.listeners = map[*listener]struct{}{}
+	if h.subscribers == nil {
+		h.subscribers = map[*subscriber]struct{}{}
 	}
-	h.listeners[l] = struct{}{}
+	h.subscribers[sub] = struct{}{}
 	h.mu.Unlock()
 	return func() {
 		h.mu.Lock()
-		delete(h.listeners, l)
+		delete(h.subscribers, sub)
 		h.mu.Unlock()
 	}
 }
 
-// tellListeners hands a notification about device ("" for none) to every
-// listener that may see it, encoding its params once.
-func (h *Hub) tellListeners(method, device string, params any) {
+// tellSubscribers hands a notification about device ("" for none) to every
+// subscriber that may see it, encoding its params once.
+func (h *Hub) tellSubscribers(method, device string, params any) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	var raw json.RawMessage
-	for l := range h.listeners {
-		if device != "" && !l.entry.Visible(device) {
+	for sub := range h.subscribers {
+		if device != "" && !sub.entry.Visible(device) {
 			continue
 		}
 		if raw == nil {
@@ -52,48 +54,48 @@ func (h *Hub) tellListeners(method, device string, params any) {
 				return
 			}
 		}
-		l.fn(method, device, raw)
+		sub.fn(method, device, raw)
 	}
 }
 
-// tellListenersEach is tellListeners for a notification whose params
+// tellSubscribersEach is tellSubscribers for a notification whose params
 // depend on what each entry may see (hal/stopped).
-func (h *Hub) tellListenersEach(method string, params func(token.Entry) any) {
+func (h *Hub) tellSubscribersEach(method string, params func(token.Entry) any) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
-	for l := range h.listeners {
-		raw, err := encodeParams(params(l.entry))
+	for sub := range h.subscribers {
+		raw, err := encodeParams(params(sub.entry))
 		if err != nil {
 			h.log.Error("encode notification", "method", method, "err", err)
 			return
 		}
-		l.fn(method, "", raw)
+		sub.fn(method, "", raw)
 	}
 }
 
-// tellListenersViews is tellListeners for params that differ between a
+// tellSubscribersViews is tellSubscribers for params that differ between a
 // token that sees every device and one limited to some (view; values:
 // seqview.go), each of the two encoded once.
-func (h *Hub) tellListenersViews(method, device string, view func(token.Entry) any) {
+func (h *Hub) tellSubscribersViews(method, device string, view func(token.Entry) any) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	var raws [2]json.RawMessage // [0]: every device, [1]: limited
-	for l := range h.listeners {
-		if device != "" && !l.entry.Visible(device) {
+	for sub := range h.subscribers {
+		if device != "" && !sub.entry.Visible(device) {
 			continue
 		}
 		i := 0
-		if limitedView(l.entry) {
+		if limitedView(sub.entry) {
 			i = 1
 		}
 		if raws[i] == nil {
 			var err error
-			if raws[i], err = encodeParams(view(l.entry)); err != nil {
+			if raws[i], err = encodeParams(view(sub.entry)); err != nil {
 				h.log.Error("encode notification", "method", method, "err", err)
 				return
 			}
 		}
-		l.fn(method, device, raws[i])
+		sub.fn(method, device, raws[i])
 	}
 }
 

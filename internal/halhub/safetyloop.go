@@ -18,7 +18,7 @@ type safetyLoop struct {
 	stops  []string       // stop buttons pressed, in order
 	wake   chan struct{}  // has a token when there is work
 	probes []chan struct{}
-	hang   bool // HangForTest: the next round blocks
+	hang   bool // hangAtNextRound: the next round blocks
 }
 
 func newSafetyLoop() *safetyLoop { return &safetyLoop{wake: make(chan struct{}, 1)} }
@@ -94,14 +94,14 @@ func (h *Hub) runSafety(ctx context.Context) {
 	}
 }
 
-// HangForTest wedges the safety loop at its next round, until the Hub
-// closes: the fault the watchdog must catch. Only the gateway's test-only
-// fault injection (GATEWAY_TEST_HANG, in builds tagged testhang) calls it.
-func (h *Hub) HangForTest() {
-	h.loop.mu.Lock()
-	h.loop.hang = true
-	h.loop.mu.Unlock()
-	h.loop.kick()
+// hangAtNextRound wedges the loop at its next round, until the Hub
+// closes: the fault the watchdog must catch. Only tests call it, and
+// HangForTest in builds tagged testhang (hang_testhang.go).
+func (l *safetyLoop) hangAtNextRound() {
+	l.mu.Lock()
+	l.hang = true
+	l.mu.Unlock()
+	l.kick()
 }
 
 // probe shows that the loop makes progress: it returns once the loop has
