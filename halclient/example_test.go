@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 func ExampleDial() {
@@ -85,6 +86,34 @@ func ExampleConn_Write() {
 	// notification hal/value {"device":"sim.led","value":true,"ts":"2026-01-02T03:04:05.000000006Z","seq":5,"devSeq":2}
 	// write sim.heater: pending until an admin approves sim.heater
 	// write sim.door: device sim.door is read-only (NOT_SUPPORTED): read_only
+}
+
+// Call asks for any method, such as the gateway's own under "gateway/",
+// whose answers are the types of package gatewayext: here the last known
+// value of every device, from the Hub's memory, without reading any.
+func ExampleConn_Call() {
+	gw := startExampleGateway()
+	defer gw.Stop()
+
+	ctx := context.Background()
+	c, err := halclient.Dial(ctx, gw.URL, halclient.Options{Token: gw.Token})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer c.Close()
+
+	var res gatewayext.ValuesResult
+	if err := c.Call(ctx, gatewayext.MethodValues, nil, &res); err != nil {
+		log.Fatal(halclient.Describe(err, gatewayext.MethodValues, ""))
+	}
+	for _, v := range res.Values {
+		fmt.Printf("%s = %v (seq %d)\n", v.Device, v.Value, v.Seq)
+	}
+	// Output:
+	// sim.door = false (seq 2)
+	// sim.heater = false (seq 3)
+	// sim.led = false (seq 1)
+	// sim.temperature = map[temperature:20.5] (seq 4)
 }
 
 // Watch follows a gateway across lost connections and restarts: on each

@@ -12,7 +12,8 @@ import (
 
 // outOfTreeMain is a client program of a module of its own: what a third
 // party writes against the public packages. It lists the devices its
-// token sees with their values.
+// token sees with their last known values, asking the gateway's own
+// gateway/values (package gatewayext) rather than reading each device.
 const outOfTreeMain = `package main
 
 import (
@@ -23,6 +24,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/halclient"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 func main() {
@@ -42,27 +44,25 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	var values gatewayext.ValuesResult
+	if err := c.Call(ctx, gatewayext.MethodValues, nil, &values); err != nil {
+		log.Fatal(halclient.Describe(err, gatewayext.MethodValues, ""))
+	}
+	last := map[string]any{}
+	for _, v := range values.Values {
+		last[v.Device] = v.Value
+	}
 	for _, d := range devices {
-		if !d.Access.CanRead() {
-			fmt.Printf("%s (write-only)\n", d.ID)
-			continue
-		}
-		v, err := c.Read(ctx, d.ID, 1000)
-		if err != nil {
-			log.Fatal(err)
-		}
-		fmt.Printf("%s = %v\n", d.ID, v.Value)
+		fmt.Printf("%s (%s, %s) = %v\n", d.ID, d.Kind, d.Access, last[d.ID])
 	}
 }
 `
 
-// TestOutOfTreeClient builds a client program in a module of its own,
-// whose go.mod points at this checkout with a replace, offline
-// (GOPROXY=off: everything comes from the module cache that building this
-// module filled), runs it against the Hub and checks what it prints: a
-// third party can build on halclient. A variant that imports one of the
-// gateway's internal packages must not build: that is the line between
-// what others may build on and what is the gateway's own.
+// TestOutOfTreeClient builds a client program of halclient and gatewayext
+// in a module of its own, whose go.mod points at this checkout with a
+// replace, offline (GOPROXY=off: everything comes from the module cache
+// that building this module filled), runs it against the Hub and checks
+// what it prints: a third party can build on the public packages alone.
 func TestOutOfTreeClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module; skipped with -short")
@@ -77,10 +77,10 @@ func TestOutOfTreeClient(t *testing.T) {
 		t.Fatalf("the out-of-tree client: %v\n%s", err, out)
 	}
 	want := "OpenHAL 0.1 as agent bench-agent\n" +
-		"sim.door = false\n" +
-		"sim.heater = false\n" +
-		"sim.led = false\n" +
-		"sim.temperature = map[temperature:20.5]\n"
+		"sim.door (gpio.input, r) = false\n" +
+		"sim.heater (gpio.output, rw) = false\n" +
+		"sim.led (gpio.output, rw) = false\n" +
+		"sim.temperature (sensor, r) = map[temperature:20.5]\n"
 	if string(out) != want {
 		t.Errorf("the out-of-tree client printed:\n%s\nwant:\n%s", out, want)
 	}
