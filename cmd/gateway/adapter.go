@@ -15,8 +15,8 @@ import (
 	"github.com/openhal/gateway/halclient"
 	"github.com/openhal/gateway/internal/supervisor"
 	"github.com/openhal/gateway/internal/supervisor/manifest"
-	"github.com/openhal/gateway/internal/supervisor/restart"
 	"github.com/openhal/gateway/internal/supervisor/stderrlog"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // The adapter commands (DESIGN.md, "Command line contract"):
@@ -106,11 +106,7 @@ func (f *clientFlags) askGateway(method string, params, out any) error {
 // not run the adapter.
 func notEnabled(err error) bool {
 	var he *halclient.HubError
-	return errors.As(err, &he) && he.Reason() == reasonNotEnabled
-}
-
-type adapterAnswer struct {
-	Adapter supervisor.Status `json:"adapter"`
+	return errors.As(err, &he) && he.Reason() == gatewayext.ReasonAdapterNotEnabled
 }
 
 func adapterInstall(args []string, stdout, stderr io.Writer) error {
@@ -136,8 +132,8 @@ func adapterInstall(args []string, stdout, stderr io.Writer) error {
 // reloadAfter applies an install or remove of name to the running
 // gateway, and says what became of it.
 func reloadAfter(f *clientFlags, name, what string, stdout io.Writer) error {
-	var ans adapterAnswer
-	err := f.askGateway(methodAdaptersReload, adapterParams{Name: name}, &ans)
+	var ans gatewayext.AdapterResult
+	err := f.askGateway(gatewayext.MethodAdaptersReload, gatewayext.AdapterParams{Name: name}, &ans)
 	switch {
 	case err == nil && what == "remove":
 		fmt.Fprintf(stdout, "stopped in the running gateway (%s)\n", ans.Adapter.State)
@@ -158,10 +154,10 @@ func reloadAfter(f *clientFlags, name, what string, stdout io.Writer) error {
 
 // stateLine is an adapter's state in a few words: "running (pid 42)",
 // "failed (tampered): hash mismatch".
-func stateLine(st supervisor.Status) string {
-	s := st.State.String()
-	if st.Reason != restart.NoReason {
-		s += " (" + st.Reason.String() + ")"
+func stateLine(st gatewayext.AdapterStatus) string {
+	s := string(st.State)
+	if st.Reason != "" {
+		s += " (" + string(st.Reason) + ")"
 	}
 	if st.Pid != 0 {
 		s += fmt.Sprintf(" pid %d", st.Pid)
@@ -175,9 +171,9 @@ func stateLine(st supervisor.Status) string {
 // listEntry is one row of `adapter list --json`: an install record, the
 // live status, or both.
 type listEntry struct {
-	Name      string             `json:"name"`
-	Installed *manifest.Record   `json:"installed"`
-	Status    *supervisor.Status `json:"status"`
+	Name      string                    `json:"name"`
+	Installed *manifest.Record          `json:"installed"`
+	Status    *gatewayext.AdapterStatus `json:"status"`
 }
 
 func adapterList(args []string, stdout, stderr io.Writer) error {
@@ -189,10 +185,8 @@ func adapterList(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("list installed adapters: %w", err)
 	}
-	var live struct {
-		Adapters []supervisor.Status `json:"adapters"`
-	}
-	liveErr := f.askGateway(methodAdaptersStatus, nil, &live)
+	var live gatewayext.AdaptersResult
+	liveErr := f.askGateway(gatewayext.MethodAdaptersStatus, nil, &live)
 	if liveErr != nil && !errors.As(liveErr, new(errUnreachable)) {
 		return liveErr
 	}
@@ -212,7 +206,7 @@ func adapterList(args []string, stdout, stderr io.Writer) error {
 }
 
 // mergeList joins install records and live statuses by name, sorted.
-func mergeList(recs []manifest.Record, live []supervisor.Status) []listEntry {
+func mergeList(recs []manifest.Record, live []gatewayext.AdapterStatus) []listEntry {
 	byName := map[string]*listEntry{}
 	var names []string
 	entry := func(name string) *listEntry {
@@ -264,10 +258,8 @@ func adapterStatus(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	name := pos[0]
-	var live struct {
-		Adapters []supervisor.Status `json:"adapters"`
-	}
-	err = f.askGateway(methodAdaptersStatus, adapterParams{Name: name}, &live)
+	var live gatewayext.AdaptersResult
+	err = f.askGateway(gatewayext.MethodAdaptersStatus, gatewayext.AdapterParams{Name: name}, &live)
 	if err == nil && len(live.Adapters) == 1 {
 		return printStatus(stdout, live.Adapters[0], f.json)
 	}
@@ -301,7 +293,7 @@ func adapterStatus(args []string, stdout, stderr io.Writer) error {
 }
 
 // printStatus prints a live status, for people or as its JSON.
-func printStatus(w io.Writer, st supervisor.Status, asJSON bool) error {
+func printStatus(w io.Writer, st gatewayext.AdapterStatus, asJSON bool) error {
 	if asJSON {
 		out, err := json.Marshal(st)
 		if err != nil {
@@ -318,10 +310,10 @@ func printStatus(w io.Writer, st supervisor.Status, asJSON bool) error {
 	}
 	row("state", "%s", stateLine(st))
 	if st.Since != nil {
-		row("since", "%s (up %s)", st.Since.Local().Format(time.DateTime), (time.Duration(st.UptimeS) * time.Second).String())
+		row("since", "%s (up %s)", st.Since.Local().Format(time.DateTime), (time.Duration(st.UptimeSeconds) * time.Second).String())
 	}
 	row("user", "%s", st.User)
-	row("restarts", "%d (crashes %d, %d in a row)", st.Restarts, st.Crashes, st.Consecutive)
+	row("restarts", "%d (crashes %d, %d in a row)", st.Restarts, st.Crashes, st.ConsecutiveCrashes)
 	if st.LastExit != "" {
 		row("last exit", "%s", st.LastExit)
 	}
@@ -381,8 +373,8 @@ func adapterReset(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var ans adapterAnswer
-	if err := f.askGateway(methodAdaptersReset, adapterParams{Name: pos[0]}, &ans); err != nil {
+	var ans gatewayext.AdapterResult
+	if err := f.askGateway(gatewayext.MethodAdaptersReset, gatewayext.AdapterParams{Name: pos[0]}, &ans); err != nil {
 		return err
 	}
 	if f.json {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/openhal/gateway/internal/supervisor"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // cli runs one command line in-process.
@@ -45,7 +46,7 @@ func TestAdapterCommandsOffline(t *testing.T) {
 		Adapters []struct {
 			Name      string
 			Installed *struct{ Version, Hash string }
-			Status    *supervisor.Status
+			Status    *gatewayext.AdapterStatus
 		}
 		Reachable bool
 	}

@@ -7,12 +7,12 @@ import (
 
 	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
-// methodAdaptersLogs answers an adapter's last log lines, for the
-// console's adapters view: `gateway adapter logs` reads the same lines
+// gatewayext.MethodAdaptersLogs answers an adapter's last log lines, for
+// the console's adapters view: `gateway adapter logs` reads the same lines
 // from the state directory, which a browser cannot.
-const methodAdaptersLogs = "gateway/adapters.logs"
 
 // Bounds of gateway/adapters.logs' lines: a glance at what the adapter
 // said last, not a log reader (the files keep up to 5 MiB).
@@ -21,24 +21,10 @@ const (
 	maxLogLines     = 200
 )
 
-type adapterLogsParams struct {
-	Name  string `json:"name"`
-	Lines *int   `json:"lines"`
-}
-
-// logsAnswer is the answer of gateway/adapters.logs. Omitted counts the
-// oldest of the lines asked for that were left out so that the answer
-// fits in one message (a line may be up to 8 KiB).
-type logsAnswer struct {
-	Adapter string   `json:"adapter"`
-	Lines   []string `json:"lines"`
-	Omitted int      `json:"omitted"`
-}
-
-// logs answers {adapter, lines, omitted}: the last lines of the enabled
+// logs answers gatewayext.AdapterLogs: the last lines of the enabled
 // adapter name's standard error, oldest first, as stored (stamped).
 func (s *adapterService) logs(ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
-	var p adapterLogsParams
+	var p gatewayext.AdapterLogsParams
 	if err := halhub.DecodeParams(params, &p); err != nil {
 		return nil, err
 	}
@@ -59,7 +45,7 @@ func (s *adapterService) logs(ctx context.Context, params json.RawMessage) (any,
 	lines, err := s.sup.Logs(p.Name, n)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: err.Error(),
-			Data: map[string]any{"reason": "log_unreadable", "adapter": p.Name}}
+			Data: map[string]any{"reason": gatewayext.ReasonLogUnreadable, "adapter": p.Name}}
 	}
 	room := 0
 	if c, ok := halhub.CallerOf(ctx); ok {
@@ -69,9 +55,10 @@ func (s *adapterService) logs(ctx context.Context, params json.RawMessage) (any,
 }
 
 // fitLogs keeps the newest of lines whose answer takes at most room bytes
-// of JSON (0: no bound), counting the others as omitted.
-func fitLogs(name string, lines []string, room int) logsAnswer {
-	ans := logsAnswer{Adapter: name, Lines: lines}
+// of JSON (0: no bound), counting the others as omitted (a line may be up
+// to 8 KiB).
+func fitLogs(name string, lines []string, room int) gatewayext.AdapterLogs {
+	ans := gatewayext.AdapterLogs{Adapter: name, Lines: lines}
 	if room <= 0 {
 		if ans.Lines == nil {
 			ans.Lines = []string{}
@@ -79,7 +66,7 @@ func fitLogs(name string, lines []string, room int) logsAnswer {
 		return ans
 	}
 	// The answer without lines, its count at its longest.
-	empty, _ := json.Marshal(logsAnswer{Adapter: name, Lines: []string{}, Omitted: maxLogLines})
+	empty, _ := json.Marshal(gatewayext.AdapterLogs{Adapter: name, Lines: []string{}, Omitted: maxLogLines})
 	used := len(empty)
 	keep := 0
 	for i := len(lines) - 1; i >= 0; i-- {

@@ -19,6 +19,7 @@ import (
 	"github.com/openhal/gateway/internal/supervisor"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // writeAdapterLog writes n lines "line 0".."line n-1", each padded to
@@ -77,13 +78,13 @@ func callLogs(t *testing.T, url, tok, params string) (json.RawMessage, *jsonrpc.
 	}
 	defer c.Close()
 	var res json.RawMessage
-	err = c.Call(ctx, methodAdaptersLogs, json.RawMessage(params), &res)
+	err = c.Call(ctx, gatewayext.MethodAdaptersLogs, json.RawMessage(params), &res)
 	var jerr *jsonrpc.Error
 	if errors.As(err, &jerr) {
 		return nil, jerr
 	}
 	if err != nil {
-		t.Fatalf("%s: %v", methodAdaptersLogs, err)
+		t.Fatalf("%s: %v", gatewayext.MethodAdaptersLogs, err)
 	}
 	return res, nil
 }
@@ -118,7 +119,7 @@ func TestAdapterLogsMethod(t *testing.T) {
 		{"lines not a number", admin, `{"name":"ghost","lines":"5"}`, "", openhal.CodeInvalidParams, ""},
 		{"no name", admin, `{}`, "", openhal.CodeInvalidParams, "invalid_params"},
 		{"unknown param", admin, `{"name":"ghost","tail":5}`, "", openhal.CodeInvalidParams, "unknown_param"},
-		{"not enabled", admin, `{"name":"nope"}`, "", openhal.CodeInvalidParams, reasonNotEnabled},
+		{"not enabled", admin, `{"name":"nope"}`, "", openhal.CodeInvalidParams, gatewayext.ReasonAdapterNotEnabled},
 		{"device-limited admin", limited, `{"name":"ghost"}`, "", openhal.CodeForbidden, "device_limited"},
 		{"reader", reader, `{"name":"ghost"}`, "", openhal.CodeForbidden, ""},
 	}
@@ -164,7 +165,7 @@ func TestAdapterLogsFitMessage(t *testing.T) {
 	if whole := len(`{"jsonrpc":"2.0","id":1,"result":}`) + len(res) + 1; whole > maxMessage {
 		t.Errorf("the answer takes %d bytes, over the limit %d", whole, maxMessage)
 	}
-	var ans logsAnswer
+	var ans gatewayext.AdapterLogs
 	if err := json.Unmarshal(res, &ans); err != nil {
 		t.Fatal(err)
 	}

@@ -12,23 +12,14 @@ import (
 	"github.com/openhal/gateway/internal/supervisor/restart"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
-// The gateway's own Hub methods for `gateway adapter` (admin only, and
-// not limited to some devices: every adapter's devices are in the status,
-// a restart reaches all of them): they
-// go over the Hub's transports and tokens, so that the CLI needs no second
-// way into a running gateway.
-const (
-	methodAdaptersStatus = "gateway/adapters.status"
-	methodAdaptersReset  = "gateway/adapters.reset"
-	methodAdaptersReload = "gateway/adapters.reload"
-)
-
-// reasonNotEnabled is the data.reason of an answer about an adapter the
-// configuration does not enable; the CLI tells the operator how to enable
-// it.
-const reasonNotEnabled = "adapter_not_enabled"
+// The gateway's own Hub methods for `gateway adapter`
+// (gatewayext.MethodAdaptersStatus and the others; admin only, and not
+// limited to some devices: every adapter's devices are in the status, a
+// restart reaches all of them) go over the Hub's transports and tokens, so
+// that the CLI needs no second way into a running gateway.
 
 // adapterService serves the adapter methods from the supervisor. The Hub
 // takes its methods when it is made and the supervisor needs the Hub, so
@@ -40,40 +31,47 @@ type adapterService struct {
 // extensions returns the Hub methods of s.
 func (s *adapterService) extensions() map[string]halhub.Extension {
 	return map[string]halhub.Extension{
-		methodAdaptersStatus: {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.status},
-		methodAdaptersReset:  {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.apply((*supervisor.Supervisor).Reset)},
-		methodAdaptersReload: {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.apply((*supervisor.Supervisor).Reload)},
-		methodAdaptersLogs:   {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.logs},
+		gatewayext.MethodAdaptersStatus: {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.status},
+		gatewayext.MethodAdaptersReset:  {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.apply((*supervisor.Supervisor).Reset)},
+		gatewayext.MethodAdaptersReload: {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.apply((*supervisor.Supervisor).Reload)},
+		gatewayext.MethodAdaptersLogs:   {Scope: openhal.ScopeAdmin, Unlimited: true, Serve: s.logs},
 	}
 }
 
-type adapterParams struct {
-	Name string `json:"name"`
-}
-
-// status answers {adapters: [Status...]}: every enabled adapter, or the
+// status answers gatewayext.AdaptersResult: every enabled adapter, or the
 // one named.
 func (s *adapterService) status(_ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
-	var p adapterParams
+	var p gatewayext.AdapterParams
 	if err := halhub.DecodeParams(params, &p); err != nil {
 		return nil, err
 	}
-	all := s.sup.Status()
 	if p.Name == "" {
-		return map[string]any{"adapters": all}, nil
+		return gatewayext.AdaptersResult{Adapters: public(s.sup.Status())}, nil
 	}
 	st, err := s.find(p.Name)
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"adapters": []supervisor.Status{st}}, nil
+	return gatewayext.AdaptersResult{Adapters: []gatewayext.AdapterStatus{st.Public()}}, nil
+}
+
+// public is sts as the adapter methods answer them; nil stays nil (null).
+func public(sts []supervisor.Status) []gatewayext.AdapterStatus {
+	if sts == nil {
+		return nil
+	}
+	out := make([]gatewayext.AdapterStatus, len(sts))
+	for i, st := range sts {
+		out[i] = st.Public()
+	}
+	return out
 }
 
 // apply returns a method that runs op on the adapter named in params
-// and answers {adapter: Status} after it.
+// and answers gatewayext.AdapterResult after it.
 func (s *adapterService) apply(op func(*supervisor.Supervisor, string) error) func(context.Context, json.RawMessage) (any, *jsonrpc.Error) {
 	return func(_ context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
-		var p adapterParams
+		var p gatewayext.AdapterParams
 		if err := halhub.DecodeParams(params, &p); err != nil {
 			return nil, err
 		}
@@ -87,13 +85,13 @@ func (s *adapterService) apply(op func(*supervisor.Supervisor, string) error) fu
 		// (a reset of an adapter that is not failed): the request's fault.
 		if err := op(s.sup, p.Name); err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error(),
-				Data: map[string]any{"reason": "adapter_refused", "adapter": p.Name}}
+				Data: map[string]any{"reason": gatewayext.ReasonAdapterRefused, "adapter": p.Name}}
 		}
 		st, err := s.find(p.Name)
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"adapter": st}, nil
+		return gatewayext.AdapterResult{Adapter: st.Public()}, nil
 	}
 }
 
@@ -107,7 +105,7 @@ func (s *adapterService) find(name string) (supervisor.Status, *jsonrpc.Error) {
 	}
 	return supervisor.Status{}, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 		Message: fmt.Sprintf("adapter %q is not enabled in the configuration (adapters.enabled)", name),
-		Data:    map[string]any{"reason": reasonNotEnabled, "adapter": name}}
+		Data:    map[string]any{"reason": gatewayext.ReasonAdapterNotEnabled, "adapter": name}}
 }
 
 // adapterStates are every state, so that gateway_adapter_state has a

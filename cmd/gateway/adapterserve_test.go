@@ -12,6 +12,7 @@ import (
 	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/internal/supervisor"
 	"github.com/openhal/gateway/jsonrpc"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // newAdapterService serves a supervisor with one enabled adapter,
@@ -45,17 +46,17 @@ func TestAdapterMethods(t *testing.T) {
 		wantReason     string
 		wantText       string // in the result's JSON or the error's message
 	}{
-		{methodAdaptersStatus, ``, 0, "", `"name":"ghost","user":"nobody","state":"failed","reason":"manifest"`},
-		{methodAdaptersStatus, `{}`, 0, "", `"adapters":[{"name":"ghost"`},
-		{methodAdaptersStatus, `{"name":"ghost"}`, 0, "", `"adapters":[{"name":"ghost"`},
-		{methodAdaptersStatus, `{"name":"nope"}`, jsonrpc.CodeInvalidParams, reasonNotEnabled, `"nope"`},
-		{methodAdaptersStatus, `{"nmae":"ghost"}`, jsonrpc.CodeInvalidParams, "unknown_param", `"nmae"`},
-		{methodAdaptersReset, `{}`, jsonrpc.CodeInvalidParams, "invalid_params", "name is required"},
-		{methodAdaptersReset, `{"name":"nope"}`, jsonrpc.CodeInvalidParams, reasonNotEnabled, `"nope"`},
-		{methodAdaptersReset, `{"name":"ghost","force":true}`, jsonrpc.CodeInvalidParams, "unknown_param", `"force"`},
-		{methodAdaptersReload, `{"name":"ghost"}`, 0, "", `"adapter":{"name":"ghost","user":"nobody","state":"failed"`},
-		{methodAdaptersReset, `{"name":"ghost"}`, jsonrpc.CodeInvalidRequest, "adapter_refused", "ghost"},
-		{methodAdaptersReload, `{"name":"nope"}`, jsonrpc.CodeInvalidParams, reasonNotEnabled, `"nope"`},
+		{gatewayext.MethodAdaptersStatus, ``, 0, "", `"name":"ghost","user":"nobody","state":"failed","reason":"manifest"`},
+		{gatewayext.MethodAdaptersStatus, `{}`, 0, "", `"adapters":[{"name":"ghost"`},
+		{gatewayext.MethodAdaptersStatus, `{"name":"ghost"}`, 0, "", `"adapters":[{"name":"ghost"`},
+		{gatewayext.MethodAdaptersStatus, `{"name":"nope"}`, jsonrpc.CodeInvalidParams, gatewayext.ReasonAdapterNotEnabled, `"nope"`},
+		{gatewayext.MethodAdaptersStatus, `{"nmae":"ghost"}`, jsonrpc.CodeInvalidParams, "unknown_param", `"nmae"`},
+		{gatewayext.MethodAdaptersReset, `{}`, jsonrpc.CodeInvalidParams, "invalid_params", "name is required"},
+		{gatewayext.MethodAdaptersReset, `{"name":"nope"}`, jsonrpc.CodeInvalidParams, gatewayext.ReasonAdapterNotEnabled, `"nope"`},
+		{gatewayext.MethodAdaptersReset, `{"name":"ghost","force":true}`, jsonrpc.CodeInvalidParams, "unknown_param", `"force"`},
+		{gatewayext.MethodAdaptersReload, `{"name":"ghost"}`, 0, "", `"adapter":{"name":"ghost","user":"nobody","state":"failed"`},
+		{gatewayext.MethodAdaptersReset, `{"name":"ghost"}`, jsonrpc.CodeInvalidRequest, "adapter_refused", "ghost"},
+		{gatewayext.MethodAdaptersReload, `{"name":"nope"}`, jsonrpc.CodeInvalidParams, gatewayext.ReasonAdapterNotEnabled, `"nope"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.method+" "+tt.params, func(t *testing.T) {

@@ -7,23 +7,23 @@ import (
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/internal/halhub"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // knownValues are the devices' last known values as the table shows them,
 // with their unit and age ("21.5 °C (4s ago)"), "-" for none. They come
-// from the Hub's memory (halhub.MethodValues): listing reads no device, starts no
+// from the Hub's memory (gatewayext.MethodValues): listing reads no device, starts no
 // adapter and waits for none. A gateway without the method shows "-".
 func knownValues(ctx context.Context, c *halclient.Conn, devs []device.Descriptor) []string {
 	out := make([]string, len(devs))
 	for i := range out {
 		out[i] = "-"
 	}
-	var res halhub.ValuesResult
-	if err := c.Call(ctx, halhub.MethodValues, nil, &res); err != nil {
+	var res gatewayext.ValuesResult
+	if err := c.Call(ctx, gatewayext.MethodValues, nil, &res); err != nil {
 		return out
 	}
-	byID := make(map[string]halhub.LastValue, len(res.Values))
+	byID := make(map[string]gatewayext.LastValue, len(res.Values))
 	for _, v := range res.Values {
 		byID[v.Device] = v
 	}

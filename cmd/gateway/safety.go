@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/internal/halhub/audit"
 	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // The safety commands (spec §6, §7, §10) talk to a running gateway like
@@ -527,7 +527,7 @@ func (r *auditReader) page(ctx context.Context) (full bool, err error) {
 	}
 	r.skipped = max(r.skipped, res.Skipped)
 	for _, raw := range res.Entries {
-		var e audit.Entry
+		var e gatewayext.AuditEntry
 		if err := json.Unmarshal(raw, &e); err != nil {
 			return false, fmt.Errorf("decode audit entry %.40s: %w", raw, err)
 		}
@@ -553,7 +553,7 @@ func (r *auditReader) page(ctx context.Context) (full bool, err error) {
 // auditItem is one entry, as the Hub sent it and decoded.
 type auditItem struct {
 	raw json.RawMessage
-	e   audit.Entry
+	e   gatewayext.AuditEntry
 }
 
 // take prints an entry, or keeps it while the newest are being sought
@@ -596,7 +596,7 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 
 // auditLine is one entry for a person: seq, ts, principal, action,
 // device=value, outcome, then what else it says.
-func auditLine(e audit.Entry) string {
+func auditLine(e gatewayext.AuditEntry) string {
 	target := "-"
 	switch {
 	case e.Device != "" && e.Value != nil:
@@ -645,7 +645,7 @@ func auditLine(e audit.Entry) string {
 }
 
 // tallyText is one kind of counted request: action/outcome[/rule][/reason]×count.
-func tallyText(t audit.Tally) string {
+func tallyText(t gatewayext.AuditTally) string {
 	s := t.Action + "/" + t.Outcome
 	if t.Rule != "" {
 		s += "/" + t.Rule

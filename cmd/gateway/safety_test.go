@@ -21,6 +21,7 @@ import (
 	"github.com/openhal/gateway/internal/halhub/hubtest"
 	"github.com/openhal/gateway/internal/halhub/token"
 	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // The safety commands' tests run in process against the real Hub, as the
@@ -551,25 +552,25 @@ func TestTokenAudit(t *testing.T) {
 func TestAuditLine(t *testing.T) {
 	ts := time.Date(2026, 1, 2, 3, 4, 5, 678901234, time.UTC)
 	for _, tc := range []struct {
-		e    audit.Entry
+		e    gatewayext.AuditEntry
 		want string
 	}{
-		{audit.Entry{Seq: 7, TS: ts, Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "sim.heater", Value: false,
+		{gatewayext.AuditEntry{Seq: 7, TS: ts, Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "sim.heater", Value: false,
 			Outcome: "pending", Confirmation: "c-00000001", Reason: `say "hi"`},
 			`     7 2026-01-02T03:04:05.678Z agent:bot            write        sim.heater=false         pending   confirmation=c-00000001 reason="say \"hi\""`},
-		{audit.Entry{Seq: 1234567, TS: ts, Principal: openhal.Principal{Kind: "hub", Name: "interlock"}, Action: "write", Device: "sim.heater", Value: false,
-			Outcome: "blocked", Rule: "interlock", Error: &audit.ErrorInfo{Code: openhal.CodeBlocked, Message: "no", Reason: "interlock"}},
+		{gatewayext.AuditEntry{Seq: 1234567, TS: ts, Principal: openhal.Principal{Kind: "hub", Name: "interlock"}, Action: "write", Device: "sim.heater", Value: false,
+			Outcome: "blocked", Rule: "interlock", Error: &gatewayext.AuditError{Code: openhal.CodeBlocked, Message: "no", Reason: "interlock"}},
 			`1234567 2026-01-02T03:04:05.678Z hub:interlock        write        sim.heater=false         blocked   rule=interlock error="no"`},
-		{audit.Entry{Seq: 8, TS: ts, Principal: openhal.Principal{Kind: "operator", Name: "admin"}, Action: "resume", Outcome: "resumed"},
+		{gatewayext.AuditEntry{Seq: 8, TS: ts, Principal: openhal.Principal{Kind: "operator", Name: "admin"}, Action: "resume", Outcome: "resumed"},
 			`     8 2026-01-02T03:04:05.678Z operator:admin       resume       -                        resumed`},
-		{audit.Entry{Seq: 9, TS: ts, Principal: openhal.Principal{Kind: "hub", Name: "auth"}, Action: "initialize", Device: "x", Outcome: "unauthorized", Count: 12},
+		{gatewayext.AuditEntry{Seq: 9, TS: ts, Principal: openhal.Principal{Kind: "hub", Name: "auth"}, Action: "initialize", Device: "x", Outcome: "unauthorized", Count: 12},
 			`     9 2026-01-02T03:04:05.678Z hub:auth             initialize   x                        unauthorized count=12`},
-		{audit.Entry{Seq: 10, TS: ts, Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "count", Outcome: "counted", Count: 31,
-			From: ts, To: ts.Add(9 * time.Second), By: []audit.Tally{{Action: "write", Outcome: "refused", Reason: "scope", Count: 30},
+		{gatewayext.AuditEntry{Seq: 10, TS: ts, Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "count", Outcome: "counted", Count: 31,
+			From: ts, To: ts.Add(9 * time.Second), By: []gatewayext.AuditTally{{Action: "write", Outcome: "refused", Reason: "scope", Count: 30},
 				{Action: "write", Outcome: "blocked", Rule: "interlock", Reason: "interlock", Count: 1}}},
 			`    10 2026-01-02T03:04:05.678Z agent:bot            count        -                        counted   count=31 from=2026-01-02T03:04:05.678Z to=2026-01-02T03:04:14.678Z by=write/refused/scope×30 by=write/blocked/interlock×1`},
-		{audit.Entry{Seq: 11, TS: ts, Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "sim.led", Outcome: "refused", Reason: "rrr",
-			Cut: map[string]audit.Cut{"reason": {Bytes: 261120, SHA256: "ab12"}, "device": {Bytes: 300, SHA256: "cd34"}}},
+		{gatewayext.AuditEntry{Seq: 11, TS: ts, Principal: openhal.Principal{Kind: "agent", Name: "bot"}, Action: "write", Device: "sim.led", Outcome: "refused", Reason: "rrr",
+			Cut: map[string]gatewayext.AuditCut{"reason": {Bytes: 261120, SHA256: "ab12"}, "device": {Bytes: 300, SHA256: "cd34"}}},
 			`    11 2026-01-02T03:04:05.678Z agent:bot            write        sim.led                  refused   reason="rrr" cut=device:300:sha256:cd34 cut=reason:261120:sha256:ab12`},
 	} {
 		if got := auditLine(tc.e); got != tc.want {

@@ -12,9 +12,8 @@ import (
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/halclient"
-	"github.com/openhal/gateway/internal/halhub"
-	"github.com/openhal/gateway/internal/supervisor/restart"
 	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // `gateway status` is the one screen an operator looks at first: is the
@@ -28,21 +27,21 @@ const statusNewest = 3
 
 // statusReport is what `gateway status --json` prints.
 type statusReport struct {
-	Version       string              `json:"version"`
-	Commit        string              `json:"commit"`
-	Board         string              `json:"board"`
-	Name          string              `json:"name"`
-	ID            string              `json:"id,omitempty"`
-	Fingerprint   string              `json:"fingerprint,omitempty"` // of the TLS listeners' certificate
-	StartedAt     time.Time           `json:"startedAt"`
-	UptimeS       float64             `json:"uptimeSeconds"`
-	BootID        string              `json:"bootId"`
-	Principal     openhal.Principal   `json:"principal"`
-	Stopped       *openhal.StopInfo   `json:"stopped"`
-	Devices       deviceSummary       `json:"devices"`
-	Confirmations confirmSummary      `json:"confirmations"`
-	Adapters      []adapterState      `json:"adapters"` // null: not shown to this token
-	Clients       halhub.ClientCounts `json:"clients"`
+	Version       string                      `json:"version"`
+	Commit        string                      `json:"commit"`
+	Board         string                      `json:"board"`
+	Name          string                      `json:"name"`
+	ID            string                      `json:"id,omitempty"`
+	Fingerprint   string                      `json:"fingerprint,omitempty"` // of the TLS listeners' certificate
+	StartedAt     time.Time                   `json:"startedAt"`
+	UptimeS       float64                     `json:"uptimeSeconds"`
+	BootID        string                      `json:"bootId"`
+	Principal     openhal.Principal           `json:"principal"`
+	Stopped       *openhal.StopInfo           `json:"stopped"`
+	Devices       deviceSummary               `json:"devices"`
+	Confirmations confirmSummary              `json:"confirmations"`
+	Adapters      []gatewayext.AdapterSummary `json:"adapters"` // null: not shown to this token
+	Clients       gatewayext.ClientCounts     `json:"clients"`
 }
 
 // deviceSummary counts the devices by state and lists those not ok.
@@ -96,15 +95,15 @@ func cmdStatus(args []string, stdout, stderr io.Writer) error {
 func (f *clientFlags) gatherStatus(ctx context.Context, c *halclient.Conn) (statusReport, error) {
 	init := c.Init()
 	r := statusReport{Version: init.HubInfo.Version, BootID: init.BootID, Principal: init.Principal, Stopped: init.Stopped}
-	raw, err := f.call(ctx, c, methodStatus, nil, "")
+	raw, err := f.call(ctx, c, gatewayext.MethodStatus, nil, "")
 	if err != nil {
 		return r, err
 	}
-	var gs gatewayStatus
+	var gs gatewayext.Status
 	if err := json.Unmarshal(raw, &gs); err != nil {
-		return r, fmt.Errorf("decode the answer of %s: %w", methodStatus, err)
+		return r, fmt.Errorf("decode the answer of %s: %w", gatewayext.MethodStatus, err)
 	}
-	r.Commit, r.Board, r.StartedAt, r.UptimeS, r.Adapters, r.Clients = gs.Commit, gs.Board, gs.StartedAt, gs.UptimeS, gs.Adapters, gs.Clients
+	r.Commit, r.Board, r.StartedAt, r.UptimeS, r.Adapters, r.Clients = gs.Commit, gs.Board, gs.StartedAt, gs.UptimeSeconds, gs.Adapters, gs.Clients
 	r.Name, r.ID, r.Fingerprint = gs.Name, gs.ID, gs.Fingerprint
 	if raw, err = f.call(ctx, c, openhal.MethodDevicesList, nil, ""); err != nil {
 		return r, err
@@ -214,7 +213,7 @@ func stateText(st device.State, fault string) string {
 	return string(st) + ": " + oneLine(fault)
 }
 
-func adaptersRow(as []adapterState) string {
+func adaptersRow(as []gatewayext.AdapterSummary) string {
 	switch {
 	case as == nil:
 		return "shown to an admin token not limited to some devices"
@@ -226,14 +225,14 @@ func adaptersRow(as []adapterState) string {
 		parts[i] = a.Name + " " + string(a.State)
 		if a.Detail != "" {
 			parts[i] += " (" + oneLine(a.Detail) + ")"
-		} else if a.Reason != restart.NoReason {
-			parts[i] += " (" + a.Reason.String() + ")"
+		} else if a.Reason != "" {
+			parts[i] += " (" + string(a.Reason) + ")"
 		}
 	}
 	return strings.Join(parts, ", ")
 }
 
-func clientsRow(c halhub.ClientCounts) string {
+func clientsRow(c gatewayext.ClientCounts) string {
 	var parts []string
 	for _, sc := range []openhal.Scope{openhal.ScopeAdmin, openhal.ScopeControlHigh, openhal.ScopeControlLow, openhal.ScopeRead} {
 		if n := c.ByScope[sc]; n > 0 {

@@ -11,19 +11,18 @@ import (
 	"github.com/openhal/gateway/internal/board/profile"
 	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/internal/supervisor"
-	"github.com/openhal/gateway/internal/supervisor/restart"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
-// methodStatus answers what `gateway status` needs beyond the protocol's
-// own methods: the gateway's board, uptime and clients, and its adapters.
-// Any token may ask (scope read): nothing in it tells of a device, and the
-// adapters (whose names and devices would) are left out for a token that
-// is not admin or is limited to some devices.
-const methodStatus = "gateway/status"
+// The gateway's status (gatewayext.MethodStatus) is what `gateway status`
+// needs beyond the protocol's own methods: the gateway's board, uptime and
+// clients, and its adapters. Any token may ask (scope read): nothing in it
+// tells of a device, and the adapters (whose names and devices would) are
+// left out for a token that is not admin or is limited to some devices.
 
-// statusService serves methodStatus. The Hub takes its methods when it is
+// statusService serves gatewayext.MethodStatus. The Hub takes its methods when it is
 // made, so hub and sup are set once they exist, before any listener opens.
 type statusService struct {
 	board   string
@@ -33,33 +32,6 @@ type statusService struct {
 	started time.Time // with its monotonic reading: uptime ignores clock jumps
 	hub     *halhub.Hub
 	sup     *supervisor.Supervisor
-}
-
-// gatewayStatus is the answer of methodStatus.
-type gatewayStatus struct {
-	Version string `json:"version"`
-	Commit  string `json:"commit"`
-	Board   string `json:"board"`
-	// Name is the gateway's name on the LAN (hub.name, else the host
-	// name), ID its gateway id, and Fingerprint the SHA-256 of its TLS
-	// listeners' certificate ("" without one): what a person compares
-	// with what a client or a browser is shown at first contact.
-	Name        string              `json:"name"`
-	ID          string              `json:"id,omitempty"`
-	Fingerprint string              `json:"fingerprint,omitempty"`
-	StartedAt   time.Time           `json:"startedAt"`
-	UptimeS     float64             `json:"uptimeSeconds"`
-	Clients     halhub.ClientCounts `json:"clients"`
-	// Adapters is null when the caller may not see them.
-	Adapters []adapterState `json:"adapters"`
-}
-
-// adapterState is an adapter as `gateway status` shows it.
-type adapterState struct {
-	Name   string         `json:"name"`
-	State  restart.State  `json:"state"`
-	Reason restart.Reason `json:"reason,omitempty"`
-	Detail string         `json:"detail,omitempty"`
 }
 
 // newStatusService notes the board, the gateway's name, id and
@@ -93,7 +65,7 @@ func boardName(cfg *board.Config) string {
 }
 
 func (s *statusService) extensions() map[string]halhub.Extension {
-	return map[string]halhub.Extension{methodStatus: {Scope: openhal.ScopeRead, Serve: s.status}}
+	return map[string]halhub.Extension{gatewayext.MethodStatus: {Scope: openhal.ScopeRead, Serve: s.status}}
 }
 
 func (s *statusService) status(ctx context.Context, params json.RawMessage) (any, *jsonrpc.Error) {
@@ -101,21 +73,22 @@ func (s *statusService) status(ctx context.Context, params json.RawMessage) (any
 	if err := halhub.DecodeParams(params, &none); err != nil {
 		return nil, err
 	}
-	st := gatewayStatus{
+	st := gatewayext.Status{
 		Version: version, Commit: commit, Board: s.board,
 		Name: s.name, ID: s.id, Fingerprint: s.fp,
-		StartedAt: s.started.UTC(), UptimeS: time.Since(s.started).Seconds(),
+		StartedAt: s.started.UTC(), UptimeSeconds: time.Since(s.started).Seconds(),
 		Clients: s.hub.Clients(),
 	}
 	caller, _ := halhub.CallerOf(ctx)
 	if caller.Principal.Scope.AtLeast(openhal.ScopeAdmin) && !caller.Limited {
-		st.Adapters = []adapterState{}
+		st.Adapters = []gatewayext.AdapterSummary{}
 		var all []supervisor.Status
 		if s.sup != nil {
 			all = s.sup.Status()
 		}
 		for _, a := range all {
-			st.Adapters = append(st.Adapters, adapterState{Name: a.Name, State: a.State, Reason: a.Reason, Detail: a.Detail})
+			pub := a.Public()
+			st.Adapters = append(st.Adapters, gatewayext.AdapterSummary{Name: pub.Name, State: pub.State, Reason: pub.Reason, Detail: pub.Detail})
 		}
 	}
 	return st, nil
