@@ -198,8 +198,8 @@ func (s *session) close(reason string) {
 	s.closeOnce.Do(func() {
 		s.hub.log.Debug("connection closed", "remote", s.tr.remote(), "principal", s.principalName(), "reason", reason)
 		s.cancel()
+		s.q.close() // before done: whoever waits on done finds its bytes given back
 		close(s.done)
-		s.q.close()
 		s.tr.close()
 	})
 }
