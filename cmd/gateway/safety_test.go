@@ -26,7 +26,7 @@ import (
 
 // The safety commands' tests run in process against the real Hub, as the
 // other client commands' tests do (package halhub/hubtest); the whole-binary
-// story is in binary_safety_test.go.
+// story is in e2e/gateway/binary_safety_test.go.
 
 // stuckRelay is a device with a safe value that refuses every write.
 type stuckRelay struct{}
