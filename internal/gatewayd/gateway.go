@@ -136,8 +136,11 @@ func runGateway(stop context.Context, b build, cfg *board.Config, stateDir strin
 	// and the safe values still reach the hardware.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stateBack := make(chan struct{}, 1)
-	go followTokens(ctx, store, hub, stateBack, log)
+	watcher, err := watchStateDir(ctx, stateDir, log)
+	if err != nil {
+		return err
+	}
+	followTokens(ctx, store, hub, watcher, log)
 
 	extendStart(notifier, "board", log)
 	wait, err := startBoard(ctx, cfg, reg, log)
@@ -149,10 +152,7 @@ func runGateway(stop context.Context, b build, cfg *board.Config, stateDir strin
 	if err := hub.Restore(); err != nil {
 		return fmt.Errorf("restore hub state: %w", err)
 	}
-	stateProbe, err := watchStateDir(ctx, lock, hub, stateBack, log)
-	if err != nil {
-		return err
-	}
+	stateProbe := monitorStateDir(ctx, lock, watcher, hub, log)
 	installShipped(cfg.Adapters.Shipped, stateDir, cfg.Adapters.Enabled, log)
 	sup, err := supervisor.New(supervisor.Options{
 		StateDir: stateDir,
