@@ -9,7 +9,9 @@
 // It imports only the module's public packages (halclient, openhal,
 // openhal/gatewayext, jsonrpc, device, ...), so that what the command
 // line does is what a third party's client could do, and a test
-// (TestImportsOnlyPublic) holds it so. What some commands need of the
+// (TestImportsOnlyPublic) holds it so: nothing of the gateway's inside
+// comes with it but the small helpers halclient keeps its known-gateways
+// file with (filelock, atomicfile, tlscert). What some commands need of the
 // gateway's own code is given to Run in an Env, which cmd/gateway takes
 // from internal/gatewayd:
 //
@@ -23,9 +25,9 @@
 //   - the MCP bridge (MCP) of gateway mcp, which the server serves on /mcp
 //     too.
 //
-// Each is a narrow interface in this package's own terms (env.go), so
-// the commands' wording, flags and exit codes stay in one place, and a
-// test can give a command a fake.
+// Each comes in this package's own terms (env.go: narrow interfaces,
+// Commands, a func), so that the commands' wording, flags and exit codes
+// stay in one place, and a test can give a command a fake.
 package cli
 
 import (
@@ -143,12 +145,12 @@ func report(err error, stdout, stderr io.Writer) int {
 	return 1
 }
 
-// errUsage matches every usage error; ErrReported is returned after a
-// command printed its own error lines.
-var (
-	errUsage    = errors.New("usage")
-	ErrReported = errors.New("reported")
-)
+// errUsage matches every usage error.
+var errUsage = errors.New("usage")
+
+// ErrReported is what a command returns once it printed its own error
+// lines: Run prints nothing more and exits 1.
+var ErrReported = errors.New("reported")
 
 func usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "usage: gateway COMMAND [flags]")

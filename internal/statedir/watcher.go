@@ -52,9 +52,6 @@ func NewWatcher(dir string, log *slog.Logger) (*Watcher, error) {
 	return w, nil
 }
 
-// Dir is the directory watched.
-func (w *Watcher) Dir() string { return w.dir }
-
 // Subscribe returns a channel that receives whenever one of names in the
 // directory may have changed: written, replaced, removed, moved away, its
 // mode changed, or the directory made again, or events were lost. The
