@@ -124,7 +124,7 @@ run: build
 # detector, then the console in a real browser and the Python client.
 # TEST_TIMEOUT bounds each package: go test's default of 10 minutes is
 # the whole-binary tests' own time on a machine that builds something
-# else beside them (cmd/gateway takes about 3 minutes on a quiet 2-core
+# else beside them (e2e/gateway takes about 3 minutes on a quiet 2-core
 # machine), and a package past it is killed with nothing after it run.
 TEST_TIMEOUT ?= 30m
 test: lint
@@ -174,7 +174,7 @@ lint:
 FLEET ?= 20
 .PHONY: test-fleet
 test-fleet:
-	FLEET=$(FLEET) $(GO) test -count=1 -run '^TestBinaryMQTTFleet$$' -v -timeout 20m ./cmd/gateway
+	FLEET=$(FLEET) $(GO) test -count=1 -run '^TestBinaryMQTTFleet$$' -v -timeout 20m ./e2e/gateway
 
 # The soak (issue 20, docs/testing.md "The soak"): the real binary on the
 # sim board with adapters that crash and hang, and on serial instruments
@@ -188,7 +188,7 @@ SOAK      ?= 10m
 SOAK_FORK ?= 1
 .PHONY: soak
 soak:
-	SOAK=$(SOAK) SOAK_FORK=$(SOAK_FORK) $(GO) test -count=1 -run '^TestBinarySoak$$' -v -timeout 3h ./cmd/gateway
+	SOAK=$(SOAK) SOAK_FORK=$(SOAK_FORK) $(GO) test -count=1 -run '^TestBinarySoak$$' -v -timeout 3h ./e2e/gateway
 
 # Go benchmarks of the hot paths, the supervisor's idle CPU with 20
 # services and its event throughput to one, the software PWM's jitter,
