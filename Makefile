@@ -71,6 +71,21 @@ cross:
 		printf '%-40s %9d bytes\n' $$f $$(wc -c <$$f); \
 	done
 
+# What each dependency costs the armv7 binary, the Pi 2's (docs/size.md):
+# the release build of `make cross` and the same build with its symbol
+# table, read by scripts/binsize, which prints a row per module, part of
+# the standard library and subsystem of ours, and fails when the release
+# build is over SIZE_BUDGET (14 MiB). A few seconds with a warm build
+# cache; no network.
+SIZE_DIR    := bin/size
+SIZE_BUDGET ?= 14680064
+.PHONY: size
+size:
+	@mkdir -p $(SIZE_DIR)
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(SIZE_DIR)/gateway-linux-armv7 ./cmd/gateway
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) build -trimpath -ldflags '$(filter-out -s -w,$(LDFLAGS))' -o $(SIZE_DIR)/gateway-linux-armv7.symbols ./cmd/gateway
+	$(GO) run ./scripts/binsize -stripped $(SIZE_DIR)/gateway-linux-armv7 -budget $(SIZE_BUDGET) $(SIZE_DIR)/gateway-linux-armv7.symbols
+
 # Runs the ARM binaries under qemu-user (installed with apt-get when
 # missing): static, version stamped, and a HAL session against the sim
 # board driven by the host's bin/gateway.

@@ -1,18 +1,3 @@
-// Package adapter is for writing an oxidepmd protocol-1 adapter in Go:
-// an executable that the gateway (or oxidepmd) starts, and that speaks
-// JSON-RPC 2.0 over its standard input and output, one object a line.
-//
-// An author fills an Adapter with a name, a version and the callbacks the
-// adapter needs, and calls Main from func main. The package does the rest
-// of the protocol: it stays silent until initialize, answers it with the
-// highest shared protocol, answers ping, obeys cancel and shutdown,
-// delivers events in order, runs each device request on a goroutine of its
-// own, and numbers and matches the adapter's own requests to the daemon
-// (Conn.Call and the typed helpers). Run does the same over any reader and
-// writer, so that an adapter is tested over pipes.
-//
-// See README.md beside this file for an example and for how to build and
-// install an adapter.
 package adapter
 
 import (

@@ -1,11 +1,3 @@
-// Package adapterproto holds the message types of the oxidepmd adapter
-// protocol, version 1: what the gateway's supervisor and its adapters say
-// to each other over the adapter's standard input and output. The framing
-// (JSON-RPC 2.0, one object a line) is package jsonrpc's; the reference
-// frames of the user's seed pages are in package reference.
-//
-// Field order in the types below is wire order: encoding the seed's
-// initialize with the seed's values gives the seed's bytes.
 package adapterproto
 
 import "encoding/json"

@@ -1,12 +1,3 @@
-// Package device holds what every part of the gateway speaks about a
-// Device: its descriptor, its value schema, and the small interfaces that
-// the sim board, the hardware drivers and the adapter supervisor implement
-// so that the Hub can treat them all alike.
-//
-// The package knows nothing of JSON-RPC or of periph: values are plain Go
-// values as encoding/json decodes them (bool, float64, string,
-// map[string]any), so that the Hub can check them against a Schema without
-// knowing where they go.
 package device
 
 import (

@@ -1,9 +1,3 @@
-// Package halclient is a client of the OpenHAL Hub (openhal-0.1): it dials
-// the Hub over WebSocket or TCP, each with or without TLS, or over a Unix
-// socket, goes through hal/initialize, and then carries requests and
-// notifications. The gateway's CLI, its end-to-end tests and its load tool
-// all use it, so that each of them speaks the protocol the same way a
-// third-party agent would.
 package halclient
 
 import (

@@ -1,15 +1,3 @@
-// Package jsonrpc is the JSON-RPC 2.0 framing that both protocols of the
-// gateway share: OpenHAL between the Hub and its clients, and the oxidepmd
-// adapter protocol between the supervisor and its adapters.
-//
-// The two protocols read the same messages under different rules, so there
-// are two decoders: DecodeHAL answers a broken message with a ready-to-send
-// *Error, DecodeAdapter names the broken rule in a *Violation (which the
-// supervisor counts as a strike). Both first check the whole message in one
-// pass without recursion (UTF-8, syntax, nesting depth, repeated keys), then
-// pick out the top-level members. Ids and params are kept as the bytes
-// received, so that an id is echoed exactly and a number is never rounded
-// through a float64.
 package jsonrpc
 
 import (

@@ -1,7 +1,3 @@
-// Package openhal holds the wire vocabulary of the OpenHAL protocol v0.1:
-// method and notification names, error codes and reasons, scopes,
-// conformance levels and the shapes of params and results. Both the Hub
-// (package halhub) and its clients (package halclient) speak it.
 package openhal
 
 import (

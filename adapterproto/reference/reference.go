@@ -3,6 +3,11 @@
 // in one embedded file (frames.txt). The protocol package's tests, the
 // supervisor's tests and the test adapter all read this one file, so that
 // a frame cannot drift between them.
+//
+// It is public so that an adapter's own tests may check their frames
+// against the protocol's. Stable: the frames, byte for byte, and their
+// names — changing one is a change of protocol, which needs a new
+// protocol number — and Frames and Bytes.
 package reference
 
 import (

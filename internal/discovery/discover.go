@@ -15,29 +15,13 @@ import (
 	"time"
 
 	"github.com/brutella/dnssd"
+
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
-// Gateway is one gateway found on the LAN.
-type Gateway struct {
-	Name string `json:"name"`
-	ID   string `json:"id"`
-	Host string `json:"host"`
-	// Addresses are the addresses it was heard at, IPv4 first.
-	Addresses []string `json:"addresses"`
-	// URLs are its Hub's, one per announced listener: the WebSocket first.
-	URLs []string `json:"urls"`
-	// Fingerprint is the announced SHA-256 of its TLS certificate; "" when
-	// no announced listener is TLS. It is what the gateway says, not proof.
-	Fingerprint string `json:"fingerprint,omitempty"`
-	Level       string `json:"level"`
-	Protocol    string `json:"protocol"`
-	Console     bool   `json:"console"`
-	// ConsoleURL is the operator console's address: https:// on a TLS
-	// WebSocket listener, http:// on a plain one; "" when none is
-	// announced.
-	ConsoleURL string `json:"consoleUrl,omitempty"`
-	MCP        bool   `json:"mcp"`
-}
+// Gateway is one gateway found on the LAN, as it announced itself: the
+// type is public (gatewayext), since `gateway discover --json` prints it.
+type Gateway = gatewayext.Gateway
 
 // Event is a gateway's service heard (Gone false) or withdrawn.
 type Event struct {

@@ -163,7 +163,7 @@ func outcomeOf(e *jsonrpc.Error) string {
 }
 
 func reasonOf(e *jsonrpc.Error) string {
-	if d, ok := e.Data.(data); ok {
+	if d, ok := e.Data.(errorData); ok {
 		r, _ := d["reason"].(string)
 		return r
 	}
@@ -171,7 +171,7 @@ func reasonOf(e *jsonrpc.Error) string {
 }
 
 func ruleOf(e *jsonrpc.Error) string {
-	if d, ok := e.Data.(data); ok {
+	if d, ok := e.Data.(errorData); ok {
 		r, _ := d["rule"].(string)
 		return r
 	}

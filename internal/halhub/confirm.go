@@ -96,11 +96,11 @@ func (cs *confirmations) reserve(p openhal.Principal, dev string) *jsonrpc.Error
 		return newError(openhal.CodeBusy, "confirmations_full",
 			fmt.Sprintf("%s %s already has %d confirmation requests waiting for an admin, the most one principal may have; cancel one or wait",
 				p.Kind, p.Name, openhal.MaxPendingPerPrincipal),
-			data{"max": openhal.MaxPendingPerPrincipal, "per": "principal"})
+			errorData{"max": openhal.MaxPendingPerPrincipal, "per": "principal"})
 	case cs.open-replaced >= openhal.MaxPending:
 		return newError(openhal.CodeBusy, "confirmations_full",
 			fmt.Sprintf("%d confirmation requests are waiting for an admin, the most this hub keeps; try again once some are resolved", openhal.MaxPending),
-			data{"max": openhal.MaxPending, "per": "hub"})
+			errorData{"max": openhal.MaxPending, "per": "hub"})
 	}
 	cs.openBy[key]++
 	cs.open++
@@ -231,7 +231,7 @@ func confirmableValue(w *writeAttempt) *jsonrpc.Error {
 	return newError(openhal.CodeInvalidParams, "too_long",
 		fmt.Sprintf("value for %s: %d bytes of JSON, and a write that waits for an admin's confirmation holds at most %d (a token of scope control_high writes it without one)",
 			w.f.id, len(b), openhal.MaxConfirmValueBytes),
-		data{"device": w.f.id, "maxBytes": openhal.MaxConfirmValueBytes})
+		errorData{"device": w.f.id, "maxBytes": openhal.MaxConfirmValueBytes})
 }
 
 // take moves a pending request out of pending for one resolution; the
@@ -242,13 +242,13 @@ func (cs *confirmations) take(id string) (*pendingWrite, *jsonrpc.Error) {
 	pw, ok := cs.byID[id]
 	switch {
 	case !ok:
-		return nil, newError(openhal.CodeConfirmationNotFound, "confirmation_not_found", fmt.Sprintf("no confirmation %q", id), data{"id": id})
+		return nil, newError(openhal.CodeConfirmationNotFound, "confirmation_not_found", fmt.Sprintf("no confirmation %q", id), errorData{"id": id})
 	case pw.taken && (pw.c.Status == openhal.ConfirmSuperseded || pw.supersededTaken):
 		c := pw.c // superseded, or about to be: the loser is told so now
 		c.SupersededBy = pw.superseded
 		return nil, errSuperseded(c)
 	case pw.taken:
-		return nil, newError(openhal.CodeConfirmationClosed, "confirmation_closed", fmt.Sprintf("confirmation %s is already %s", id, closedWord(pw.c.Status)), data{"id": id, "status": pw.c.Status})
+		return nil, newError(openhal.CodeConfirmationClosed, "confirmation_closed", fmt.Sprintf("confirmation %s is already %s", id, closedWord(pw.c.Status)), errorData{"id": id, "status": pw.c.Status})
 	}
 	pw.timer.Stop()
 	pw.taken = true
@@ -454,7 +454,7 @@ func (s *session) visibleConfirmation(id string) *jsonrpc.Error {
 	pw, ok := cs.byID[id]
 	cs.mu.Unlock()
 	if !ok || !entry.Visible(pw.c.Device) {
-		return newError(openhal.CodeConfirmationNotFound, "confirmation_not_found", fmt.Sprintf("no confirmation %q", id), data{"id": id})
+		return newError(openhal.CodeConfirmationNotFound, "confirmation_not_found", fmt.Sprintf("no confirmation %q", id), errorData{"id": id})
 	}
 	return nil
 }

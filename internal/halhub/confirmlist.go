@@ -31,7 +31,7 @@ func serveConfirmationsList(s *session, ctx context.Context, params json.RawMess
 		// A misspelt filter ("approve") must not look like "none of those".
 		return nil, newError(openhal.CodeInvalidParams, "not_in_enum",
 			fmt.Sprintf("params.status: %q is not one of %s", p.Status, strings.Join(openhal.ConfirmStatuses, ", ")),
-			data{"param": "status", "allowed": openhal.ConfirmStatuses})
+			errorData{"param": "status", "allowed": openhal.ConfirmStatuses})
 	}
 	after, err := parseAfter(p.After)
 	if err != nil {

@@ -216,7 +216,7 @@ func decodeParams(params json.RawMessage, v any) *jsonrpc.Error {
 		return true
 	})
 	if unknown != "" {
-		return newError(openhal.CodeInvalidParams, "unknown_param", fmt.Sprintf("params: unknown param %q", unknown), data{"param": unknown})
+		return newError(openhal.CodeInvalidParams, "unknown_param", fmt.Sprintf("params: unknown param %q", unknown), errorData{"param": unknown})
 	}
 	if err := json.Unmarshal(params, v); err != nil {
 		return paramsError(reflect.TypeOf(v).Elem(), err)

@@ -7,13 +7,13 @@ import (
 	"github.com/openhal/gateway/openhal"
 )
 
-// data is an error's data object; reason is always there (spec §1).
-type data map[string]any
+// errorData is an error's data object; reason is always there (spec §1).
+type errorData map[string]any
 
 // newError builds an error answer with data.reason and any extra data
 // fields.
-func newError(code int64, reason, msg string, extra data) *jsonrpc.Error {
-	d := data{"reason": reason}
+func newError(code int64, reason, msg string, extra errorData) *jsonrpc.Error {
+	d := errorData{"reason": reason}
 	for k, v := range extra {
 		d[k] = v
 	}
@@ -41,7 +41,7 @@ func errInvalidParams(reason, format string, args ...any) *jsonrpc.Error {
 }
 
 func errDeviceNotFound(id string) *jsonrpc.Error {
-	return newError(openhal.CodeDeviceNotFound, "device_not_found", fmt.Sprintf("no device %q", id), data{"device": id})
+	return newError(openhal.CodeDeviceNotFound, "device_not_found", fmt.Sprintf("no device %q", id), errorData{"device": id})
 }
 
 func errInternal(err error) *jsonrpc.Error {
@@ -51,7 +51,7 @@ func errInternal(err error) *jsonrpc.Error {
 // errParam is INVALID_PARAMS about one param, which data.param names, so
 // that a client can point at it without parsing the message.
 func errParam(reason, param, format string, args ...any) *jsonrpc.Error {
-	return newError(openhal.CodeInvalidParams, reason, fmt.Sprintf(format, args...), data{"param": param})
+	return newError(openhal.CodeInvalidParams, reason, fmt.Sprintf(format, args...), errorData{"param": param})
 }
 
 // errMissing is INVALID_PARAMS for a required param that is absent, null or

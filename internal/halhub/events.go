@@ -24,8 +24,8 @@ func (h *Hub) onEvent(e device.Event) {
 		return
 	}
 	h.stats.events.Add(1)
-	h.eachAudience(e.Device, func(s *session, _ token.Entry) { s.notify(msg) })
-	h.tellListeners(method, e.Device, params)
+	h.eachAudience(e.Device, "notification", func(s *session, _ token.Entry) bool { return s.q.push(msg, nil) })
+	h.tellSubscribers(method, e.Device, params)
 }
 
 // onValue queues a hal/value on every connection that sees its device,
@@ -35,31 +35,41 @@ func (h *Hub) onValue(e device.Event) {
 	view := func(entry token.Entry) any { return valueFor(entry, params) }
 	msgs := viewMessages{method: openhal.NotifyValue, view: view}
 	h.stats.events.Add(1)
-	h.eachAudience(e.Device, func(s *session, entry token.Entry) {
+	h.eachAudience(e.Device, "value", func(s *session, entry token.Entry) bool {
 		msg, err := msgs.encoded(entry)
 		if err != nil {
 			h.log.Error("encode notification", "method", openhal.NotifyValue, "device", e.Device, "err", err)
-			return
+			return true
 		}
-		s.notifyValue(e.Device, msg)
+		return s.q.pushValue(e.Device, msg)
 	})
-	h.tellListenersViews(openhal.NotifyValue, e.Device, view)
+	h.tellSubscribersViews(openhal.NotifyValue, e.Device, view)
 }
 
-// eachAudience calls fn for every connection that may be sent a
+// eachAudience calls queue for every connection that may be sent a
 // notification about device ("" for one about no device): it has sent
 // hal/initialized (seed 3.1.1, 4: nothing before) and its token sees the
-// device. fn runs under the Hub's lock, so it only queues.
-func (h *Hub) eachAudience(device string, fn func(s *session, entry token.Entry)) {
+// device. queue runs under the Hub's lock, so it only queues; it reports
+// false when the connection's queue had no room for the message, what
+// (a "notification", a "value"). Those connections are closed once the
+// lock is let go (overflow), never under it: closing one may take the
+// Hub's lock itself — a WebSocket on an HTTP connection that holds a slot
+// (AdmitHTTP) gives it back — and the registry's lock is held meanwhile
+// (locksordering.txt).
+func (h *Hub) eachAudience(device, what string, queue func(s *session, entry token.Entry) bool) {
+	var full []*session // nil but for a client that stopped reading
 	h.mu.RLock()
-	defer h.mu.RUnlock()
 	for s := range h.sessions {
 		s.mu.Lock()
 		ready, entry := s.phase == phaseReady, s.entry
 		s.mu.Unlock()
-		if ready && (device == "" || entry.Visible(device)) {
-			fn(s, entry)
+		if ready && (device == "" || entry.Visible(device)) && !queue(s, entry) {
+			full = append(full, s)
 		}
+	}
+	h.mu.RUnlock()
+	for _, s := range full {
+		s.overflow(what)
 	}
 }
 
@@ -83,8 +93,8 @@ func (h *Hub) broadcast(method, device string, params any) {
 		h.log.Error("encode notification", "method", method, "err", err)
 		return
 	}
-	h.eachAudience(device, func(s *session, _ token.Entry) { s.notify(msg) })
-	h.tellListeners(method, device, params)
+	h.eachAudience(device, "notification", func(s *session, _ token.Entry) bool { return s.q.push(msg, nil) })
+	h.tellSubscribers(method, device, params)
 }
 
 // broadcastViews sends a notification about device whose params differ
@@ -92,35 +102,35 @@ func (h *Hub) broadcast(method, device string, params any) {
 // seqview.go), each of the two encoded once.
 func (h *Hub) broadcastViews(method, device string, view func(token.Entry) any) {
 	msgs := viewMessages{method: method, view: view}
-	h.eachAudience(device, func(s *session, entry token.Entry) {
+	h.eachAudience(device, "notification", func(s *session, entry token.Entry) bool {
 		msg, err := msgs.encoded(entry)
 		if err != nil {
 			h.log.Error("encode notification", "method", method, "err", err)
-			return
+			return true
 		}
-		s.notify(msg)
+		return s.q.push(msg, nil)
 	})
-	h.tellListenersViews(method, device, view)
+	h.tellSubscribersViews(method, device, view)
 }
 
 // broadcastEach sends a notification whose params depend on what each
 // token may see; tokens that see every device share one encoding.
 func (h *Hub) broadcastEach(method string, params func(token.Entry) any) {
 	var shared []byte
-	h.eachAudience("", func(s *session, entry token.Entry) {
+	h.eachAudience("", "notification", func(s *session, entry token.Entry) bool {
 		limited := len(entry.Devices) > 0
 		msg := shared
 		if limited || shared == nil {
 			var err error
 			if msg, err = jsonrpc.AppendNotification(nil, method, params(entry)); err != nil {
 				h.log.Error("encode notification", "method", method, "err", err)
-				return
+				return true
 			}
 			if !limited {
 				shared = msg
 			}
 		}
-		s.notify(msg)
+		return s.q.push(msg, nil)
 	})
-	h.tellListenersEach(method, params)
+	h.tellSubscribersEach(method, params)
 }

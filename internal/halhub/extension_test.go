@@ -13,6 +13,7 @@ import (
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // Extension methods are served like the Hub's own: after hal/initialize,
@@ -145,14 +146,14 @@ func TestValuesReadNothing(t *testing.T) {
 	th.addDevice(t, output("bench.led", device.RiskLow))
 	admin := th.dialTCP(t)
 	admin.init(th.admin)
-	var res ValuesResult
+	var res gatewayext.ValuesResult
 	if m := admin.call(MethodValues, nil); m.Error != nil || json.Unmarshal(m.Result, &res) != nil || len(res.Values) != 0 || reads != 0 {
 		t.Fatalf("values before any value: %s, %d reads", m.raw, reads)
 	}
 	admin.call("hal/write", map[string]any{"device": "bench.led", "value": true})
 	admin.call("hal/read", map[string]any{"device": "bench.temp"}) // the one read
 	m := admin.call(MethodValues, nil)
-	res = ValuesResult{}
+	res = gatewayext.ValuesResult{}
 	if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Values) != 2 || reads != 1 {
 		t.Fatalf("values: %s, %d reads (want 1)", m.raw, reads)
 	}
@@ -163,7 +164,7 @@ func TestValuesReadNothing(t *testing.T) {
 	}
 	limited := th.dialTCP(t)
 	limited.init(th.token(t, "lim", openhal.ScopeRead, "bench.temp"))
-	res = ValuesResult{}
+	res = gatewayext.ValuesResult{}
 	m = limited.call(MethodValues, nil)
 	if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Values) != 1 || res.Values[0].Device != "bench.temp" || res.Values[0].Seq != 0 {
 		t.Errorf("values for a token limited to bench.temp: %s", m.raw)

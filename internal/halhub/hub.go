@@ -1,10 +1,3 @@
-// Package halhub is the OpenHAL Hub: it serves the devices of a
-// device.Registry to clients over WebSocket, TCP and Unix sockets
-// (openhal-0.1.md), checking each request against the client's token,
-// scope and the Hub's conformance level.
-//
-// The Hub owns no device: devices belong to the registry, and a client that
-// disconnects changes none of them (seed 3.1.4).
 package halhub
 
 import (
@@ -186,10 +179,10 @@ type Hub struct {
 
 	closing atomic.Bool // Shutdown began: requests are refused
 
-	mu        sync.RWMutex
-	sessions  map[*session]struct{}
-	listeners map[*listener]struct{} // in-process audiences (Listen)
-	unsub     func()
+	mu          sync.RWMutex
+	sessions    map[*session]struct{}
+	subscribers map[*subscriber]struct{} // in-process audiences (Subscribe)
+	unsub       func()
 
 	slots      int                           // authenticated connections holding a slot; under mu
 	tokenSlots map[string]int                // the slots each token holds, by its entry's name; under mu

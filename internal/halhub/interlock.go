@@ -158,7 +158,7 @@ func (h *Hub) enforceInterlock(id string, r device.Rules) {
 	cancel()
 	if err != nil {
 		broken := h.brokenCondition(r)
-		busy := newError(openhal.CodeTimeout, "device_busy", "earlier writes to "+id+" did not finish in time", data{"device": id})
+		busy := newError(openhal.CodeTimeout, "device_busy", "earlier writes to "+id+" did not finish in time", errorData{"device": id})
 		h.finishDriveBack(&driveBack{w: safeAttempt(f, broken), err: busy, from: from, writer: interlockPrincipal()})
 		return
 	}

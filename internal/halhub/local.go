@@ -14,7 +14,7 @@ import (
 // stands for its grant (scope level and device patterns). Every check
 // applies as for a client over a socket: the method's scope, the devices
 // the entry sees, the rules, the emergency stop, confirmations and the
-// audit log. It receives no notifications (see Listen).
+// audit log. It receives no notifications (see Subscribe).
 type Local struct {
 	s      *session
 	closed atomic.Bool

@@ -100,15 +100,15 @@ func TestLocalConfirmation(t *testing.T) {
 	}
 }
 
-// Listen hands a listener what its entry may see, in order, with the
+// Subscribe hands a subscriber what its entry may see, in order, with the
 // per-entry hal/stopped lists.
-func TestListen(t *testing.T) {
+func TestSubscribe(t *testing.T) {
 	th := newTestHub(t)
 	th.addDevice(t, output("bench.led", device.RiskLow))
 	th.addDevice(t, output("other.led", device.RiskLow))
 	var mu sync.Mutex
 	var got []string
-	cancel := th.hub.Listen(adapterEntry(openhal.ScopeRead, "bench.*"), func(method, _ string, params json.RawMessage) {
+	cancel := th.hub.Subscribe(adapterEntry(openhal.ScopeRead, "bench.*"), func(method, _ string, params json.RawMessage) {
 		mu.Lock()
 		got = append(got, method+" "+string(params))
 		mu.Unlock()

@@ -18,7 +18,7 @@ func checkReason(reason string) *jsonrpc.Error {
 	}
 	return newError(openhal.CodeInvalidParams, "too_long",
 		fmt.Sprintf("params.reason: %d bytes, and a reason is at most %d bytes of UTF-8", len(reason), openhal.MaxReasonBytes),
-		data{"param": "reason", "maxBytes": openhal.MaxReasonBytes})
+		errorData{"param": "reason", "maxBytes": openhal.MaxReasonBytes})
 }
 
 // cutReason shortens a reason to MaxReasonBytes at a character boundary,

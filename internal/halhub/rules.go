@@ -38,7 +38,7 @@ func newSafety(clk clock.Clock, rules map[string]device.Rules) *safety {
 
 // blocked builds a BLOCKED answer naming the rule.
 func blocked(id, rule, msg string) *jsonrpc.Error {
-	return newError(openhal.CodeBlocked, rule, "write to "+id+" blocked: "+msg, data{"device": id, "rule": rule})
+	return newError(openhal.CodeBlocked, rule, "write to "+id+" blocked: "+msg, errorData{"device": id, "rule": rule})
 }
 
 // check runs a write through its device's rules (spec §6, "Safety

@@ -198,8 +198,8 @@ func (s *session) close(reason string) {
 	s.closeOnce.Do(func() {
 		s.hub.log.Debug("connection closed", "remote", s.tr.remote(), "principal", s.principalName(), "reason", reason)
 		s.cancel()
+		s.q.close() // before done: whoever waits on done finds its bytes given back
 		close(s.done)
-		s.q.close()
 		s.tr.close()
 	})
 }
@@ -315,15 +315,8 @@ func (s *session) notify(msg []byte) {
 	}
 }
 
-// notifyValue queues a hal/value, coalescing older values to make room;
-// a value that still does not fit closes the connection.
-func (s *session) notifyValue(device string, msg []byte) {
-	if !s.q.pushValue(device, msg) {
-		s.overflow("value")
-	}
-}
-
-// overflow closes a connection whose queue cannot take a message.
+// overflow closes a connection whose queue cannot take a message. It is
+// never called under the Hub's lock (eachAudience): closing may take it.
 func (s *session) overflow(what string) {
 	s.hub.stats.overflows.Add(1)
 	s.close("queue full (client not reading): a " + what + " did not fit")

@@ -96,9 +96,10 @@ func TestShutdownDeadline(t *testing.T) {
 	c.waitClosed()
 }
 
-// HangForTest wedges the safety loop: the Hub's probe, which answered
-// before, names the loop once it is wedged.
-func TestHangForTest(t *testing.T) {
+// hangAtNextRound (HangForTest's, in builds tagged testhang) wedges the
+// safety loop: the Hub's probe, which answered before, names the loop
+// once it is wedged.
+func TestHangAtNextRound(t *testing.T) {
 	th := newTestHub(t)
 	probe := func() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -108,7 +109,7 @@ func TestHangForTest(t *testing.T) {
 	if err := probe(); err != nil {
 		t.Fatalf("before: %v", err)
 	}
-	th.hub.HangForTest()
+	th.hub.loop.hangAtNextRound()
 	if err := probe(); err == nil || !strings.Contains(err.Error(), "hub safety loop") {
 		t.Fatalf("wedged: %v", err)
 	}

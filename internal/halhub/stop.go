@@ -218,7 +218,7 @@ func (h *Hub) Resume(p openhal.Principal) (openhal.ResumeResult, *jsonrpc.Error)
 	if len(held) > 0 {
 		sort.Strings(held)
 		return openhal.ResumeResult{Stopped: true}, newError(openhal.CodeStopped, "stop_button_pressed",
-			fmt.Sprintf("stop button %s is still pressed; release it first", held[0]), data{"buttons": held})
+			fmt.Sprintf("stop button %s is still pressed; release it first", held[0]), errorData{"buttons": held})
 	}
 	entry := audit.Entry{Principal: p, Action: "resume", Outcome: "resumed"}
 	if err := h.auditRefusal(p, entry, false); err != nil {
@@ -331,7 +331,7 @@ func (h *Hub) driveSafeIn(t *turn, id string, p openhal.Principal, why string, d
 	}
 	if _, isWriter := dev.(device.Writer); !isWriter || desc.Safe == nil {
 		t.leave()
-		return newError(openhal.CodeNotSupported, "no_safe_value", "device "+id+" cannot be driven to a safe value", data{"device": id})
+		return newError(openhal.CodeNotSupported, "no_safe_value", "device "+id+" cannot be driven to a safe value", errorData{"device": id})
 	}
 	w := &writeAttempt{f: found{id: id, dev: dev, desc: desc}, principal: p, value: desc.Safe, reason: why, timeout: deadline, safe: true}
 	res, err := h.write(w, t)

@@ -142,7 +142,7 @@ func errSuperseded(c openhal.Confirmation) *jsonrpc.Error {
 	if c.SupersededBy != nil {
 		msg = fmt.Sprintf("confirmation %s (%s = %s) is superseded by %s; nothing was applied", c.ID, c.Device, valueText(c.Value), supersededWords(*c.SupersededBy))
 	}
-	d := data{"id": c.ID, "status": openhal.ConfirmSuperseded}
+	d := errorData{"id": c.ID, "status": openhal.ConfirmSuperseded}
 	if c.SupersededBy != nil {
 		by := *c.SupersededBy
 		by.Seq = 0 // one error for every token: a limited one sees no Hub-wide seq (seqview.go)

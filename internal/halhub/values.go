@@ -3,11 +3,11 @@ package halhub
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // MethodValues gives the last known value of every readable device the
@@ -15,24 +15,7 @@ import (
 // and starts no tool: what `gateway devices` shows. hal/read is what
 // measures. Every Hub serves it, an extension under ExtensionPrefix
 // (openhal-0.1 leaves names outside hal/ to the implementation).
-const MethodValues = ExtensionPrefix + "values"
-
-// LastValue is one device's last known value. Seq is left out for a
-// token limited to some devices, as hal/read leaves it out.
-type LastValue struct {
-	Device string    `json:"device"`
-	Value  any       `json:"value"`
-	TS     time.Time `json:"ts"`
-	Seq    uint64    `json:"seq,omitempty"`
-	// AgeMs is how long ago the Hub took the value, by its monotonic
-	// clock (a wall clock that jumps does not age it).
-	AgeMs int64 `json:"ageMs"`
-}
-
-// ValuesResult is MethodValues' result.
-type ValuesResult struct {
-	Values []LastValue `json:"values"`
-}
+const MethodValues = gatewayext.MethodValues
 
 // valuesExtension serves MethodValues from reg.
 func valuesExtension(reg *device.Registry) map[string]Extension {
@@ -51,8 +34,8 @@ func valuesExtension(reg *device.Registry) map[string]Extension {
 	}
 }
 
-func lastValues(reg *device.Registry, caller Caller) ValuesResult {
-	out := ValuesResult{Values: []LastValue{}}
+func lastValues(reg *device.Registry, caller Caller) gatewayext.ValuesResult {
+	out := gatewayext.ValuesResult{Values: []gatewayext.LastValue{}}
 	now := reg.Now()
 	for _, d := range reg.List() {
 		if !caller.Sees(d.ID) || !d.Access.CanRead() {
@@ -62,7 +45,7 @@ func lastValues(reg *device.Registry, caller Caller) ValuesResult {
 		if !ok {
 			continue
 		}
-		v := LastValue{Device: d.ID, Value: snap.Value, TS: snap.TS, Seq: snap.Seq, AgeMs: now.Sub(snap.At).Milliseconds()}
+		v := gatewayext.LastValue{Device: d.ID, Value: snap.Value, TS: snap.TS, Seq: snap.Seq, AgeMs: now.Sub(snap.At).Milliseconds()}
 		if caller.Limited {
 			v.Seq = 0
 		}

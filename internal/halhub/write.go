@@ -143,7 +143,7 @@ func (h *Hub) writable(f found, p openhal.Principal) *jsonrpc.Error {
 		}
 		return errForbidden("sim_input", "only an admin may play the outside world on %s", f.id)
 	}
-	return newError(openhal.CodeNotSupported, "read_only", "device "+f.id+" is read-only", data{"device": f.id})
+	return newError(openhal.CodeNotSupported, "read_only", "device "+f.id+" is read-only", errorData{"device": f.id})
 }
 
 // writeTimeout is the write's deadline: the client's timeoutMs, else the
@@ -171,10 +171,10 @@ func undecodableValue(id string, err error) *jsonrpc.Error {
 	if errors.As(err, &te) {
 		if num, ok := strings.CutPrefix(te.Value, "number "); ok {
 			return newError(openhal.CodeInvalidParams, "out_of_range",
-				fmt.Sprintf("value for %s: the number %s is beyond the range of a 64-bit float", id, clipNumber(num)), data{"device": id})
+				fmt.Sprintf("value for %s: the number %s is beyond the range of a 64-bit float", id, clipNumber(num)), errorData{"device": id})
 		}
 	}
-	return newError(openhal.CodeInvalidParams, "bad_value", "value for "+id+": "+err.Error(), data{"device": id})
+	return newError(openhal.CodeInvalidParams, "bad_value", "value for "+id+": "+err.Error(), errorData{"device": id})
 }
 
 func valueError(id string, err error) *jsonrpc.Error {
@@ -183,7 +183,7 @@ func valueError(id string, err error) *jsonrpc.Error {
 	if errors.As(err, &ve) {
 		reason = ve.Reason
 	}
-	return newError(openhal.CodeInvalidParams, reason, "value for "+id+": "+err.Error(), data{"device": id})
+	return newError(openhal.CodeInvalidParams, reason, "value for "+id+": "+err.Error(), errorData{"device": id})
 }
 
 // write waits for the attempt's turn, runs the safety checks of spec §6
@@ -214,12 +214,12 @@ func (h *Hub) writeInTurn(w *writeAttempt, t *turn) (_ any, _ *jsonrpc.Error, sy
 	ctx, cancel := context.WithTimeout(context.Background(), w.timeout)
 	defer cancel()
 	if err := t.wait(ctx); err != nil {
-		return nil, newError(openhal.CodeTimeout, "device_busy", "earlier writes to "+w.f.id+" did not finish in time", data{"device": w.f.id}), nil
+		return nil, newError(openhal.CodeTimeout, "device_busy", "earlier writes to "+w.f.id+" did not finish in time", errorData{"device": w.f.id}), nil
 	}
 	defer t.leave()
 	if !w.safe {
 		if h.stop.isEngaged() && !w.world {
-			return nil, newError(openhal.CodeStopped, "stopped", "the emergency stop is engaged: only safe values may be written until an admin resumes", data{"device": w.f.id}), nil
+			return nil, newError(openhal.CodeStopped, "stopped", "the emergency stop is engaged: only safe values may be written until an admin resumes", errorData{"device": w.f.id}), nil
 		}
 		if w.confirmed {
 			// First in the approved write's turn: a write applied to the
@@ -300,7 +300,7 @@ func (h *Hub) toDevice(ctx context.Context, w *writeAttempt) (device.WriteResult
 	res, err := f.dev.(device.Writer).Write(ctx, device.WriteRequest{Value: w.value, Reply: w.reply, ReplyWithin: w.replyWithin})
 	if err != nil && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil) {
 		h.reg.SetState(f.id, device.StateFault, "write timed out: outcome unknown")
-		return res, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time; its state is unknown", data{"device": f.id})
+		return res, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time; its state is unknown", errorData{"device": f.id})
 	}
 	h.noteOutcome(f, err)
 	if err != nil {

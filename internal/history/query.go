@@ -3,14 +3,16 @@ package history
 import (
 	"fmt"
 	"strings"
+
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // Resolution is which ring a query reads.
-type Resolution string
+type Resolution = gatewayext.HistoryResolution
 
 const (
-	Full   Resolution = "full"   // each value, the last Samples of them
-	Minute Resolution = "minute" // one bucket a minute, the last Buckets of them
+	Full   = gatewayext.HistoryFull   // each value, the last Samples of them
+	Minute = gatewayext.HistoryMinute // one bucket a minute, the last Buckets of them
 )
 
 // Query asks for one series of one device, a page at a time.
@@ -32,51 +34,15 @@ type Query struct {
 
 // Page is one answer: the series' items, each as columns, as a plot
 // takes them (uPlot's data layout), so that numbers are not repeated
-// under member names.
-type Page struct {
-	Device     string     `json:"device"`
-	Field      string     `json:"field"`
-	Fields     []string   `json:"fields"`
-	Kind       Kind       `json:"kind,omitempty"`
-	Resolution Resolution `json:"resolution"`
-	// Samples (full) or Buckets (minute) hold the items, oldest first.
-	Samples *Samples `json:"samples,omitempty"`
-	Buckets any      `json:"buckets,omitempty"`
-	// Dropped counts the items between From and the oldest kept, which
-	// newer ones overwrote before this page was asked for.
-	Dropped uint64 `json:"dropped,omitempty"`
-	// Next is the From of the following page; More says whether items
-	// after it are kept already (else it is where new ones will come).
-	Next uint64 `json:"next"`
-	More bool   `json:"more"`
-}
-
-// Samples are full-resolution values: T in Unix milliseconds, V numbers
-// or booleans.
-type Samples struct {
-	T []int64 `json:"t"`
-	V []any   `json:"v"`
-}
-
-// NumberBuckets are a number's minutes: the count, smallest, largest and
-// mean value of each.
-type NumberBuckets struct {
-	T    []int64   `json:"t"`
-	N    []uint32  `json:"n"`
-	Min  []float64 `json:"min"`
-	Max  []float64 `json:"max"`
-	Mean []float64 `json:"mean"`
-}
-
-// BooleanBuckets are a boolean's minutes: the count, the share of true
-// values, the last value and how many times it changed.
-type BooleanBuckets struct {
-	T       []int64   `json:"t"`
-	N       []uint32  `json:"n"`
-	Mean    []float64 `json:"mean"`
-	Last    []bool    `json:"last"`
-	Changes []uint32  `json:"changes"`
-}
+// under member names. It is gateway/history's answer, whose types are
+// public (gatewayext), as are the columns: Samples at full resolution,
+// NumberBuckets or BooleanBuckets by minute.
+type (
+	Page           = gatewayext.HistoryPage
+	Samples        = gatewayext.HistorySamples
+	NumberBuckets  = gatewayext.HistoryNumberBuckets
+	BooleanBuckets = gatewayext.HistoryBooleanBuckets
+)
 
 // Worst-case bytes one item adds to an answer's JSON: each column's
 // longest number (-1.7976931348623157e+308, an int64 of 20 characters)

@@ -1,13 +1,17 @@
 package history
 
-import "math"
+import (
+	"math"
+
+	"github.com/openhal/gateway/openhal/gatewayext"
+)
 
 // Kind is what a series holds.
-type Kind string
+type Kind = gatewayext.HistoryKind
 
 const (
-	KindNumber  Kind = "number"
-	KindBoolean Kind = "boolean"
+	KindNumber  = gatewayext.HistoryNumber
+	KindBoolean = gatewayext.HistoryBoolean
 )
 
 // bucketMs is the width of a decimated bucket: one minute.

@@ -8,21 +8,14 @@ import (
 	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/jsonrpc"
 	"github.com/openhal/gateway/openhal"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // Method is the extension method that serves the history.
-const Method = halhub.ExtensionPrefix + "history"
+const Method = gatewayext.MethodHistory
 
 // Params are gateway/history's params.
-type Params struct {
-	Device     string     `json:"device"`
-	Field      string     `json:"field,omitempty"`
-	Resolution Resolution `json:"resolution,omitempty"`
-	Since      *int64     `json:"since,omitempty"`
-	Until      *int64     `json:"until,omitempty"`
-	From       *uint64    `json:"from,omitempty"`
-	Limit      *int       `json:"limit,omitempty"`
-}
+type Params = gatewayext.HistoryParams
 
 // Extensions are the Hub methods of h: gateway/history, with hal/read's
 // scope and device limits. known says whether a device is registered, so
@@ -45,7 +38,7 @@ func (h *History) serve(ctx context.Context, raw json.RawMessage, known func(str
 	if err := halhub.DecodeParams(raw, &p); err != nil {
 		return nil, err
 	}
-	q, jerr := p.query()
+	q, jerr := queryOf(p)
 	if jerr != nil {
 		return nil, jerr
 	}
@@ -69,8 +62,8 @@ func (h *History) serve(ctx context.Context, raw json.RawMessage, known func(str
 	return page, nil
 }
 
-// query checks p and turns it into a Query; Limit is 0 when p has none.
-func (p Params) query() (Query, *jsonrpc.Error) {
+// queryOf checks p and turns it into a Query; Limit is 0 when p has none.
+func queryOf(p Params) (Query, *jsonrpc.Error) {
 	bad := func(param, msg string) *jsonrpc.Error {
 		return halhub.InvalidParams(msg, map[string]any{"param": param})
 	}

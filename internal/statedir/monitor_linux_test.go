@@ -86,12 +86,13 @@ func watch(t *testing.T) *watched {
 		Log: slog.New(w.logs),
 	})
 	ctx, cancel := context.WithCancel(context.Background())
-	loop, err := w.mon.Watch(ctx)
+	watcher, err := NewWatcher(w.dir, slog.New(w.logs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- loop() }()
+	go func() { done <- watcher.Run(ctx) }()
+	w.mon.Follow(ctx, watcher)
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -33,6 +33,7 @@ type Monitor struct {
 	mu      sync.Mutex
 	running *checkRun // the check under way, shared by its callers
 	bad     error     // what the last check found; nil: usable
+	watcher *Watcher  // what Follow follows; nil before
 }
 
 type checkRun struct {
@@ -77,6 +78,26 @@ func (m *Monitor) Check(ctx context.Context) error {
 	}
 }
 
+// Follow subscribes to w and, until ctx ends, checks the directory
+// whenever w says that it, or its lock file, may have changed. Once a
+// check has locked a directory made again, w watches that one (Rewatch).
+func (m *Monitor) Follow(ctx context.Context, w *Watcher) {
+	changed := w.Subscribe("", LockName)
+	m.mu.Lock()
+	m.watcher = w
+	m.mu.Unlock()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+				m.Check(ctx)
+			}
+		}
+	}()
+}
+
 // run makes one check and logs a change of verdict.
 func (m *Monitor) run(r *checkRun) {
 	m.mu.Lock()
@@ -107,6 +128,12 @@ func (m *Monitor) check(restore bool) error {
 			return fmt.Errorf("%w: %w", err, rerr)
 		}
 		m.opt.Log.Warn("state directory made again; locked it again", "dir", m.lock.Dir(), "was", err)
+		m.mu.Lock()
+		w := m.watcher
+		m.mu.Unlock()
+		if w != nil {
+			w.Rewatch()
+		}
 		restore = true
 	}
 	if err := unix.Access(m.lock.Dir(), unix.W_OK|unix.X_OK); err != nil {

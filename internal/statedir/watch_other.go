@@ -4,12 +4,19 @@ package statedir
 
 import "context"
 
-// Watch has no kernel watch to put in place outside Linux (inotify): the
-// directory is checked at each probe only. The loop waits for ctx.
-func (m *Monitor) Watch(ctx context.Context) (loop func() error, err error) {
-	m.opt.Log.Info("state directory: no inotify on this system; checked at each probe only", "dir", m.lock.Dir())
-	return func() error {
-		<-ctx.Done()
-		return nil
-	}, nil
+// kernelWatch is none: there is no inotify outside Linux.
+type kernelWatch struct{}
+
+func (w *Watcher) start() error {
+	w.log.Info("state directory: no inotify on this system; checked at each probe only", "dir", w.dir)
+	return nil
+}
+
+// Rewatch does nothing: nothing is watched here.
+func (w *Watcher) Rewatch() {}
+
+// Run waits for ctx: nothing is watched here.
+func (w *Watcher) Run(ctx context.Context) error {
+	<-ctx.Done()
+	return nil
 }

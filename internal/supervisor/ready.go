@@ -134,8 +134,3 @@ func (w *watchers) notify() {
 		fn()
 	}
 }
-
-// HoldLockForTest takes the supervisor's lock and never gives it back:
-// the fault the watchdog must catch. Only the gateway's test-only fault
-// injection (GATEWAY_TEST_HANG, in builds tagged testhang) calls it.
-func (s *Supervisor) HoldLockForTest() { s.mu.Lock() }

@@ -27,13 +27,13 @@ const killWait = 2 * time.Second
 
 // run is one process of an adapter, from spawn to its end.
 type run struct {
-	proc     *process.Proc
-	conn     *conn.Conn
-	events   *eventq.Queue // services
-	strikes  *strikes.Strikes
-	unlisten func()
-	started  time.Time
-	killed   killer // whether, and how, the gateway killed it (exitwords.go)
+	proc        *process.Proc
+	conn        *conn.Conn
+	events      *eventq.Queue // services
+	strikes     *strikes.Strikes
+	unsubscribe func()
+	started     time.Time
+	killed      killer // whether, and how, the gateway killed it (exitwords.go)
 }
 
 // failure is a start that fails the adapter rather than crash it.
@@ -98,7 +98,7 @@ func (a *adapter) start(ctx context.Context) (*run, error) {
 	r.conn = c
 	if r.events != nil {
 		own := a.name + "."
-		r.unlisten = a.s.opt.Hub.Listen(a.entry(), func(method, device string, params json.RawMessage) {
+		r.unsubscribe = a.s.opt.Hub.Subscribe(a.entry(), func(method, device string, params json.RawMessage) {
 			// Not its own devices: it is their source, and the echo of its
 			// own value.publish would come back as an event to count and
 			// publish again, for ever.
@@ -203,9 +203,9 @@ func (a *adapter) stop(r *run, why string, book func()) {
 	a.setState(restart.Stopping, why)
 	// Events from here on are not the stop's to deliver: only those
 	// already queued are written (section 8), and later ones are not drops.
-	if r.unlisten != nil {
-		r.unlisten()
-		r.unlisten = nil
+	if r.unsubscribe != nil {
+		r.unsubscribe()
+		r.unsubscribe = nil
 	}
 	var shutdown func() <-chan struct{}
 	if r.conn != nil {
@@ -239,8 +239,8 @@ func (a *adapter) finish(r *run) {
 	if r.conn != nil {
 		r.conn.Close()
 	}
-	if r.unlisten != nil {
-		r.unlisten()
+	if r.unsubscribe != nil {
+		r.unsubscribe()
 	}
 	if r.events != nil {
 		r.events.Close()

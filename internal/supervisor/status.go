@@ -5,38 +5,53 @@ import (
 
 	"github.com/openhal/gateway/internal/supervisor/restart"
 	"github.com/openhal/gateway/internal/supervisor/stderrlog"
+	"github.com/openhal/gateway/openhal/gatewayext"
 )
 
 // Status is what `gateway adapter status` and /metrics show of an adapter
-// (section 3).
+// (section 3). Its form on the wire is gatewayext.AdapterStatus (Public).
 type Status struct {
-	Name     string         `json:"name"`
-	Version  string         `json:"version,omitempty"`
-	Kind     string         `json:"kind,omitempty"`
-	User     string         `json:"user,omitempty"`
-	State    restart.State  `json:"state"`
-	Reason   restart.Reason `json:"reason,omitempty"`
-	Detail   string         `json:"detail,omitempty"`
-	Pid      int            `json:"pid,omitempty"`
-	Since    *time.Time     `json:"since,omitempty"` // start of the running run
-	UptimeS  float64        `json:"uptimeSeconds"`
-	Restarts int            `json:"restarts"`
-	Crashes  uint64         `json:"crashes"`
+	Name     string
+	Version  string
+	Kind     string
+	User     string
+	State    restart.State
+	Reason   restart.Reason
+	Detail   string
+	Pid      int
+	Since    *time.Time // start of the running run
+	UptimeS  float64
+	Restarts int
+	Crashes  uint64
 	// Consecutive is the crash count of the current series (section 7).
-	Consecutive   int      `json:"consecutiveCrashes"`
-	LastExit      string   `json:"lastExit,omitempty"`
-	Strikes       int      `json:"strikes"`      // in the window now
-	StrikesTotal  uint64   `json:"strikesTotal"` // every run
-	DroppedEvents uint64   `json:"droppedEvents"`
-	LateReplies   uint64   `json:"lateReplies"`
-	InFlight      int      `json:"inFlight"`
-	Devices       []string `json:"devices,omitempty"`
+	Consecutive   int
+	LastExit      string
+	Strikes       int    // in the window now
+	StrikesTotal  uint64 // every run
+	DroppedEvents uint64
+	LateReplies   uint64
+	InFlight      int
+	Devices       []string
 	// Values are the last values the registry holds for Devices (what
 	// the adapter published), read from memory, never asked of the
 	// adapter: an adapter's state device (mqtt.broker) says there why it
 	// is not connected.
-	Values map[string]any  `json:"values,omitempty"`
-	Stderr stderrlog.Stats `json:"stderr"`
+	Values map[string]any
+	Stderr stderrlog.Stats
+}
+
+// Public is st as the gateway's adapter methods answer it
+// (gateway/adapters.status): its state and reason by their names.
+func (st Status) Public() gatewayext.AdapterStatus {
+	return gatewayext.AdapterStatus{
+		Name: st.Name, Version: st.Version, Kind: st.Kind, User: st.User,
+		State: gatewayext.AdapterState(st.State.String()), Reason: gatewayext.FailReason(st.Reason.String()), Detail: st.Detail,
+		Pid: st.Pid, Since: st.Since, UptimeSeconds: st.UptimeS, Restarts: st.Restarts, Crashes: st.Crashes,
+		ConsecutiveCrashes: st.Consecutive, LastExit: st.LastExit, Strikes: st.Strikes, StrikesTotal: st.StrikesTotal,
+		DroppedEvents: st.DroppedEvents, LateReplies: st.LateReplies, InFlight: st.InFlight,
+		Devices: st.Devices, Values: st.Values,
+		Stderr: gatewayext.StderrStats(st.Stderr),
+	}
 }
 
 func (a *adapter) status() Status {

@@ -152,7 +152,7 @@ type Log struct {
 	mu     sync.Mutex
 	queue  []*request
 	closed bool
-	hang   bool // HangForTest: the writer blocks for good
+	hang   bool // HangForTest (hang_testhang.go): the writer blocks for good
 
 	wake    chan struct{} // one token: the queue is not empty, or Close
 	stopped chan struct{} // closed when the writer returns
@@ -374,20 +374,6 @@ func (l *Log) Probe(ctx context.Context) error {
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("audit writer: %w", ctx.Err())
-	}
-}
-
-// HangForTest wedges the writer for good at its next round: Append,
-// Probe and Close never return afterwards. It is the fault the
-// watchdog must catch; only the gateway's test-only fault injection
-// (GATEWAY_TEST_HANG, in builds tagged testhang) calls it.
-func (l *Log) HangForTest() {
-	l.mu.Lock()
-	l.hang = true
-	l.mu.Unlock()
-	select {
-	case l.wake <- struct{}{}:
-	default:
 	}
 }
 

@@ -1,8 +1,0 @@
-//go:build !unix
-
-package main
-
-import "log/slog"
-
-// raiseOpenFiles: no RLIMIT_NOFILE here.
-func raiseOpenFiles(*slog.Logger) {}
