@@ -91,7 +91,7 @@ size:
 # board driven by the host's bin/gateway.
 test-cross: cross build
 	VERSION='$(VERSION)' COMMIT='$(COMMIT)' CLIENT='$(BIN)' CROSS_DIR='$(CROSS_DIR)' \
-		bash scripts/test-cross.sh
+		bash e2e/cross/run.sh
 
 # Each folder holds the executable and its adapter.json; pyledger is a
 # Python script, copied with its mode (0755).
@@ -233,28 +233,28 @@ deb: cross
 # injection (GATEWAY_TEST_HANG) compiled in, for the watchdog checks.
 test-systemd: deb adapters
 	CGO_ENABLED=0 $(GO) build -tags testhang -trimpath -ldflags '$(LDFLAGS)' -o bin/gateway-testhang ./cmd/gateway
-	bash systemd/test/run.sh
+	bash e2e/systemd/run.sh
 
 
 # The I2C part of the real-kernel test (issue 8): the ARMv7 gateway on
 # Debian's armhf kernel under qemu-system-arm (vexpress-a15) with QEMU's
 # TMP105 models on the board's I2C bus, reached over its emulated LAN9118.
 # Assets are cached in $${XDG_CACHE_HOME:-~/.cache}/gateway-qemu/armhf
-# (systemtest/qemu/armhf/README.md).
+# (e2e/qemu/armhf/README.md).
 .PHONY: test-qemu-armhf
 test-qemu-armhf: cross
-	bash systemtest/qemu/armhf/assets.sh >/dev/null
-	GATEWAY_QEMU=1 $(GO) test -count=1 -v ./systemtest/qemu/armhf
+	bash e2e/qemu/armhf/assets.sh >/dev/null
+	GATEWAY_QEMU=1 $(GO) test -count=1 -v ./e2e/qemu/armhf
 
 # The GPIO, serial and network part of the real-kernel test (issue 8): the
 # arm64 gateway on Debian's arm64 kernel under qemu-system-aarch64 (virt,
 # TCG) with gpio-sim lines, a usb-serial and a pci-serial instrument, and
 # a HAL client over the guest's virtio-net. Assets are cached in
-# $${XDG_CACHE_HOME:-~/.cache}/gateway-qemu/arm64 (systemtest/qemu/README.md).
+# $${XDG_CACHE_HOME:-~/.cache}/gateway-qemu/arm64 (e2e/qemu/README.md).
 .PHONY: test-qemu-arm64
 test-qemu-arm64: cross
-	bash systemtest/qemu/arm64/assets.sh >/dev/null
-	GATEWAY_QEMU=1 $(GO) test -count=1 -v ./systemtest/qemu/arm64
+	bash e2e/qemu/arm64/assets.sh >/dev/null
+	GATEWAY_QEMU=1 $(GO) test -count=1 -v ./e2e/qemu/arm64
 
 # The load tool on the Pi's cores (issue 17): the arm64 gateway and the
 # arm64 halbench in the arm64 guest above (2 vCPUs under TCG), hub and echo
@@ -269,9 +269,9 @@ bench-qemu:
 	mkdir -p $(CROSS_DIR)
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(CROSS_DIR)/gateway-linux-arm64 ./cmd/gateway
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '-s -w' -o $(CROSS_DIR)/halbench-linux-arm64 ./cmd/halbench
-	bash systemtest/qemu/arm64/assets.sh >/dev/null
+	bash e2e/qemu/arm64/assets.sh >/dev/null
 	GATEWAY_QEMU_BENCH=1 GATEWAY_QEMU_BENCHFLAGS='$(QEMU_BENCHFLAGS)' GATEWAY_QEMU_BENCH_OUT=$(CURDIR)/bin/bench-qemu-arm64.md \
-		$(GO) test -count=1 -v -timeout 40m -run '^TestHalbenchOnArm64$$' ./systemtest/qemu/arm64
+		$(GO) test -count=1 -v -timeout 40m -run '^TestHalbenchOnArm64$$' ./e2e/qemu/arm64
 
 # The real-kernel test (issue 8): both guests; each prints N passed, N failed.
 .PHONY: test-qemu

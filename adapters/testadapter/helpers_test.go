@@ -5,58 +5,34 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/openhal/gateway/adapterproto/reference"
+	"github.com/openhal/gateway/e2e/binaries"
 )
 
 // waitLong bounds every wait for the adapter; a correct run takes
 // milliseconds.
 const waitLong = 10 * time.Second
 
-// The program, built at most once per test run; TestMain removes it.
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildBin  string
-	buildErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	binaries.Cleanup()
 	os.Exit(code)
 }
 
-// binary builds the test adapter as the supervisor's tests do.
+// binary builds the test adapter, once per test run (package binaries),
+// as the supervisor's tests do.
 func binary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "testadapter-bin-")
-		if buildErr != nil {
-			return
-		}
-		buildBin = filepath.Join(buildDir, "testadapter")
-		out, err := exec.Command("go", "build", "-o", buildBin, "github.com/openhal/gateway/adapters/testadapter").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildBin
+	return binaries.Build(t, binaries.Program{Pkg: "./adapters/testadapter"})
 }
 
 // proc is one running test adapter, driven over pipes.

@@ -3,12 +3,20 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhal/gateway/e2e/binaries"
 )
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	binaries.Cleanup()
+	os.Exit(code)
+}
 
 // TestQuickRun builds the gateway and halbench, runs `halbench --quick`
 // against that gateway, and checks that the table has every row. It
@@ -18,13 +26,8 @@ func TestQuickRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs both binaries; skipped with -short")
 	}
-	dir := t.TempDir()
-	gateway, halbench := filepath.Join(dir, "gateway"), filepath.Join(dir, "halbench")
-	for bin, pkg := range map[string]string{gateway: "../gateway", halbench: "."} {
-		if out, err := exec.Command("go", "build", "-o", bin, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("go build %s: %v\n%s", pkg, err, out)
-		}
-	}
+	gateway := binaries.Gateway(t)
+	halbench := binaries.Build(t, binaries.Program{Pkg: "./cmd/halbench"})
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer

@@ -2,7 +2,6 @@ package browser
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhal/gateway/e2e/binaries"
 	"github.com/openhal/gateway/halclient"
 )
 
@@ -19,46 +19,20 @@ import (
 // second; it only matters when a test is about to fail.
 const waitLong = 15 * time.Second
 
-// The gateway binary, built once per run by gatewayBinary; TestMain
-// removes it.
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildBin  string
-	buildErr  error
-)
-
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	binaries.Cleanup()
 	os.Exit(code)
 }
 
-// gatewayBinary returns $GATEWAY_BIN, or else builds ../../cmd/gateway
-// the first time a test needs it (the product, without -race).
+// gatewayBinary returns $GATEWAY_BIN, or else the gateway as shipped,
+// built once per run (package binaries).
 func gatewayBinary(t *testing.T) string {
 	t.Helper()
 	if p := os.Getenv("GATEWAY_BIN"); p != "" {
 		return p
 	}
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "gateway-browsertest-")
-		if buildErr != nil {
-			return
-		}
-		buildBin = filepath.Join(buildDir, "gateway")
-		cmd := exec.Command("go", "build", "-o", buildBin, "./cmd/gateway")
-		cmd.Dir = filepath.Join("..", "..")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("build the gateway: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildBin
+	return binaries.Gateway(t)
 }
 
 // gateway is a running `gateway run` on the sim board.

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/user"
 	"path/filepath"
 	"regexp"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhal/gateway/e2e/binaries"
 	"github.com/openhal/gateway/internal/supervisor/manifest"
 )
 
@@ -59,18 +59,22 @@ func TestBinaryAdapterInstallBadManifest(t *testing.T) {
 	}
 }
 
-// buildAdapter builds the Go adapter at pkg (relative to this folder)
-// into an installable folder with the manifest man.
+// buildAdapter makes an installable folder of the Go adapter at pkg (a
+// path from the module's root), built once per test run as `make
+// adapters` builds it, and the manifest man.
 func buildAdapter(t *testing.T, pkg, exe string, man []byte) string {
 	t.Helper()
-	gatewayBinary(t) // skips with -short
+	skipShort(t)
+	bin := binaries.Build(t, binaries.Program{Pkg: pkg, Env: []string{"CGO_ENABLED=0"}})
 	dir := t.TempDir()
-	cmd := exec.Command("go", "build", "-o", filepath.Join(dir, exe), pkg)
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build %s: %v\n%s", pkg, err, out)
+	b, err := os.ReadFile(bin)
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, exe), b, 0o755)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "adapter.json"), man, 0o644); err != nil {
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "adapter.json"), man, 0o644)
+	}
+	if err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -83,7 +87,7 @@ func buildNotifier(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return buildAdapter(t, "../../adapters/examples/notifier", "notifier", man)
+	return buildAdapter(t, "./adapters/examples/notifier", "notifier", man)
 }
 
 // adapterGateway installs the adapter folder src (adapter name) into a
@@ -245,7 +249,7 @@ func TestBinaryAdapterDiesWithGateway(t *testing.T) {
 	t.Parallel()
 	man := `{"name":"stubborn","version":"0.1.0","kind":"service","exec":"testadapter","args":["--ignore-sigterm"],
  "env_pass":[],"grant":{"level":"read","scope":[]},"devices":[],"timeouts":{"request_ms":10000}}`
-	src := buildAdapter(t, "../../adapters/testadapter", "testadapter", []byte(man))
+	src := buildAdapter(t, "./adapters/testadapter", "testadapter", []byte(man))
 	g, pid := adapterGateway(t, src, "stubborn")
 	g.kill(t)
 	// The kernel delivers the death signal; nothing reports the end of a
@@ -271,7 +275,7 @@ func TestBinaryAdapterTreeDiesWithGateway(t *testing.T) {
 	man := `{"name":"forker","version":"0.1.0","kind":"service","exec":"testadapter",
  "args":["--fork","child","--fork","setsid","--fork","grandchild-setsid"],
  "env_pass":[],"grant":{"level":"read","scope":[]},"devices":[],"timeouts":{"request_ms":10000}}`
-	src := buildAdapter(t, "../../adapters/testadapter", "testadapter", []byte(man))
+	src := buildAdapter(t, "./adapters/testadapter", "testadapter", []byte(man))
 	g, pid := adapterGateway(t, src, "forker")
 	if uid := procUID(t, pid); uid != nobodyUID(t) {
 		t.Errorf("adapter %d runs as uid %d, want nobody's", pid, uid)
@@ -354,7 +358,7 @@ func TestBinaryDevicesStartsNoTool(t *testing.T) {
 	man := `{"name":"meter","version":"0.1.0","kind":"tool","exec":"testadapter","args":["--values","{\"volts\":3.5}"],
  "env_pass":[],"grant":{"level":"read","scope":[]},
  "devices":[{"id":"volts","kind":"sensor","access":"r","risk":"low","schema":{"type":"number"}}],"timeouts":{"request_ms":10000}}`
-	src := buildAdapter(t, "../../adapters/testadapter", "testadapter", []byte(man))
+	src := buildAdapter(t, "./adapters/testadapter", "testadapter", []byte(man))
 	state, cfg := installAdapter(t, src, "meter", "")
 	g := startGatewayWith(t, state, 8, "--config", cfg)
 	started := filepath.Join(manifest.StateDir(state, "meter"), "start.json")

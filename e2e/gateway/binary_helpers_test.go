@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhal/gateway/e2e/binaries"
 	"github.com/openhal/gateway/halclient"
 	"github.com/openhal/gateway/openhal"
 )
@@ -37,49 +38,29 @@ import (
 // it only matters when the test is about to fail.
 const waitLong = 10 * time.Second
 
-// The binary, built at most once per test run by gatewayBinary; TestMain
-// removes it.
-var (
-	buildOnce sync.Once
-	buildDir  string
-	buildBin  string
-	buildErr  error
-)
-
 func TestMain(m *testing.M) {
 	runRogueIfAsked() // this binary run again as a rogue responder (rogue_test.go)
 	forgetKnownGateways := isolateKnownGateways()
 	code := m.Run()
 	forgetKnownGateways()
-	if buildDir != "" {
-		os.RemoveAll(buildDir)
-	}
+	binaries.Cleanup()
 	os.Exit(code)
 }
 
-// gatewayBinary builds the gateway (without -race: it is the product, not
-// the test) with the go command on PATH, the first time a test needs it.
-// Whole-binary tests are skipped with -short.
+// gatewayBinary is the gateway as shipped, built once per test run
+// (package binaries). Whole-binary tests are skipped with -short.
 func gatewayBinary(t *testing.T) string {
+	t.Helper()
+	skipShort(t)
+	return binaries.Gateway(t)
+}
+
+// skipShort skips a whole-binary test with -short.
+func skipShort(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("whole-binary test; skipped with -short")
 	}
-	buildOnce.Do(func() {
-		buildDir, buildErr = os.MkdirTemp("", "gateway-bin-")
-		if buildErr != nil {
-			return
-		}
-		buildBin = filepath.Join(buildDir, "gateway")
-		out, err := exec.Command("go", "build", "-o", buildBin, "../../cmd/gateway").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildBin
 }
 
 // childEnv is this process's environment without the variables that

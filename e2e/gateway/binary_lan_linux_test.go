@@ -13,8 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/openhal/gateway/e2e/lantest"
 	"github.com/openhal/gateway/internal/discovery"
-	"github.com/openhal/gateway/internal/lantest"
 )
 
 // Issue 18 across two network namespaces (lantest): the gateway in A,

@@ -19,6 +19,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhal/gateway/e2e/binaries"
 	"github.com/openhal/gateway/internal/homeassistant"
 	"github.com/openhal/gateway/internal/mqttbridge/mosquittotest"
 )
@@ -104,40 +105,30 @@ func publish(t *testing.T, port int, topic, payload string, retain bool) {
 	}
 }
 
-// The mqtt adapter's folder, built at most once per test run beside the
-// gateway's binary (TestMain removes both).
+// The mqtt adapter's folder: its binary, built once per test run
+// (package binaries), and its manifest, written beside it once.
 var (
 	mqttOnce sync.Once
-	mqttDir  string
 	mqttErr  error
 )
 
-// mqttAdapter builds the mqtt adapter into an installable folder, as
-// `make adapters` does: the binary and its adapter.json.
+// mqttAdapter returns the mqtt adapter as an installable folder, as
+// `make adapters` builds it: the binary and its adapter.json.
 func mqttAdapter(t *testing.T) string {
 	t.Helper()
-	gatewayBinary(t) // skips with -short; makes buildDir
+	skipShort(t)
+	dir := filepath.Dir(binaries.Build(t, binaries.Program{Pkg: "./adapters/mqtt", Env: []string{"CGO_ENABLED=0"}}))
 	mqttOnce.Do(func() {
-		dir := filepath.Join(buildDir, "mqtt")
-		if mqttErr = os.Mkdir(dir, 0o755); mqttErr != nil {
-			return
-		}
-		cmd := exec.Command("go", "build", "-o", filepath.Join(dir, "mqtt"), "../../adapters/mqtt")
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			mqttErr = fmt.Errorf("build the mqtt adapter: %v\n%s", err, out)
-			return
-		}
 		man, err := os.ReadFile("../../adapters/mqtt/adapter.json")
 		if err == nil {
 			err = os.WriteFile(filepath.Join(dir, "adapter.json"), man, 0o644)
 		}
-		mqttDir, mqttErr = dir, err
+		mqttErr = err
 	})
 	if mqttErr != nil {
 		t.Fatal(mqttErr)
 	}
-	return mqttDir
+	return dir
 }
 
 // mqttSettings are the lines of the configuration's adapters section

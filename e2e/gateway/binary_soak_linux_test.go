@@ -251,7 +251,7 @@ func installTestAdapter(t *testing.T, state, name, devices string, args ...strin
 	}
 	man := fmt.Sprintf(`{"name":%q,"version":"0.1.0","kind":"service","exec":"testadapter","args":%s,
  "env_pass":[],"grant":{"level":"read","scope":[]},"devices":%s,"timeouts":{"request_ms":2000}}`, name, argv, devices)
-	src := buildAdapter(t, "../../adapters/testadapter", "testadapter", []byte(man))
+	src := buildAdapter(t, "./adapters/testadapter", "testadapter", []byte(man))
 	gwOK(t, "adapter", "install", src, "--state-dir", state, "--hub", "tcp://127.0.0.1:1")
 }
 

@@ -25,31 +25,16 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/openhal/gateway/e2e/binaries"
 )
 
-// The fault-injecting binary, built at most once per run.
-var (
-	hangOnce sync.Once
-	hangBin  string
-	hangErr  error
-)
-
-// hangBinary builds the gateway with -tags testhang, where
-// GATEWAY_TEST_HANG works, next to the normal binary.
+// hangBinary is the gateway built with -tags testhang, where
+// GATEWAY_TEST_HANG works, once per test run (package binaries).
 func hangBinary(t *testing.T) string {
 	t.Helper()
-	normal := gatewayBinary(t)
-	hangOnce.Do(func() {
-		hangBin = filepath.Join(filepath.Dir(normal), "gateway-testhang")
-		out, err := exec.Command("go", "build", "-tags", "testhang", "-o", hangBin, "../../cmd/gateway").CombinedOutput()
-		if err != nil {
-			hangErr = fmt.Errorf("go build -tags testhang: %v\n%s", err, out)
-		}
-	})
-	if hangErr != nil {
-		t.Fatal(hangErr)
-	}
-	return hangBin
+	skipShort(t)
+	return binaries.GatewayTestHang(t)
 }
 
 // notifySocket is a real NOTIFY_SOCKET for a child gateway.

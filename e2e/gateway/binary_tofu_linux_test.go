@@ -20,8 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhal/gateway/e2e/lantest"
 	"github.com/openhal/gateway/internal/discovery"
-	"github.com/openhal/gateway/internal/lantest"
 )
 
 // tofuConfig is the installed configuration's layout: the LAN over TLS,

@@ -8,9 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/openhal/gateway/adapterproto"
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/e2e/binaries"
 	"github.com/openhal/gateway/halclient"
 	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/internal/halhub/token"
@@ -31,9 +30,6 @@ import (
 // wait bounds every wait on a real event in these tests.
 const wait = 15 * time.Second
 
-// testAdapter is the scripted test adapter, built once for the package.
-var testAdapter string
-
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == process.ShimCommand {
 		os.Exit(process.ShimMain(os.Args[2:]))
@@ -43,30 +39,16 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	dir, err := os.MkdirTemp("", "supervisor-test-")
-	if err == nil {
-		err = os.Chmod(dir, 0o755)
-	}
-	if err == nil {
-		testAdapter = filepath.Join(dir, "testadapter")
-		cmd := exec.Command(goTool(), "build", "-o", testAdapter, "github.com/openhal/gateway/adapters/testadapter")
-		cmd.Stderr = os.Stderr
-		err = cmd.Run()
-	}
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "build the test adapter:", err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	binaries.Cleanup()
 	os.Exit(code)
 }
 
-func goTool() string {
-	if p, err := exec.LookPath("go"); err == nil {
-		return p
-	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+// testAdapter is the scripted test adapter, built once per test run
+// (package binaries).
+func testAdapter(t *testing.T) string {
+	t.Helper()
+	return binaries.Build(t, binaries.Program{Pkg: "./adapters/testadapter"})
 }
 
 // shortTiming runs the protocol's timeline shrunk, with the same shape.
@@ -182,7 +164,7 @@ func (b *bench) install(s spec) {
 		if err := os.MkdirAll(src, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		copyExecutable(t, testAdapter, filepath.Join(src, "testadapter"))
+		copyExecutable(t, testAdapter(t), filepath.Join(src, "testadapter"))
 		writeManifest(t, src, s)
 	}
 	if _, err := manifest.Install(src, b.stateDir); err != nil {

@@ -415,7 +415,7 @@ const rawBatch = 64
 func rawAdapterRate(t *testing.T, frame []byte, n int) float64 {
 	t.Helper()
 	home := t.TempDir()
-	cmd := exec.Command(testAdapter)
+	cmd := exec.Command(testAdapter(t))
 	cmd.Env = []string{"HOME=" + home, "PATH=" + basePath, "OXIDEPM_ADAPTER_PROTOCOLS=1"}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -5,7 +5,7 @@
 # "N passed, N failed" and exits 1 on any failure, after printing the
 # journal of gateway.service.
 #
-#   systemd/test/run.sh [DEB [ADAPTER_DIR [HANG_BIN]]]
+#   e2e/systemd/run.sh [DEB [ADAPTER_DIR [HANG_BIN]]]
 #
 # DEB defaults to the newest bin/deb/gateway_*_amd64.deb, ADAPTER_DIR to
 # bin/adapters/pyledger (make deb adapters), HANG_BIN to bin/gateway-testhang:
@@ -34,7 +34,7 @@ mirror=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
 t0=$(date +%s.%N)
 say() { printf '[%6.1fs] %s\n' "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{print b-a}')" "$*"; }
-die() { echo "systemd/test: $*" >&2; exit 1; }
+die() { echo "e2e/systemd: $*" >&2; exit 1; }
 
 [ "$(id -u)" = 0 ] || die "needs root (systemd-nspawn)"
 [ -f "$deb" ] || die "no amd64 .deb (make deb): ${deb:-bin/deb/gateway_*_amd64.deb}"
@@ -613,7 +613,7 @@ check "dpkg -r stops and disables the units and keeps the configuration; purge r
 
 fi # SYSTEMD_TEST_ONLY
 
-. "$repo/systemd/test/upgrade.sh"
+. "$repo/e2e/systemd/upgrade.sh"
 
 # --- the end ---------------------------------------------------------------
 echo "$passed passed, $failed failed"

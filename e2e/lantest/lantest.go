@@ -8,6 +8,9 @@
 // It needs root and iproute2 (avahi-daemon and dbus-daemon for Avahi):
 // without them a test is skipped, except in CI (CI set), where it fails,
 // since .ci/run installs them.
+//
+// This package is test support for e2e: it carries no promise of
+// stability.
 package lantest
 
 import (

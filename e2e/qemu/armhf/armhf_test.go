@@ -22,13 +22,13 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/e2e/qemu/qemutest"
 	"github.com/openhal/gateway/halclient"
 	"github.com/openhal/gateway/openhal"
-	"github.com/openhal/gateway/systemtest/qemu/qemutest"
 )
 
 const skipMsg = "boots Debian's armhf kernel under qemu-system-arm (about 10 s with the assets cached): " +
-	"run `make test-qemu-armhf`, or `make cross` then GATEWAY_QEMU=1 go test -count=1 -v ./systemtest/qemu/armhf"
+	"run `make test-qemu-armhf`, or `make cross` then GATEWAY_QEMU=1 go test -count=1 -v ./e2e/qemu/armhf"
 
 // The gateway's configuration; init.sh puts the /dev/i2c-N of the
 // board's I2C controller (0x1c160000) in place of @I2C_BUS@. lab.temp

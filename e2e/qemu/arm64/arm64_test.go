@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/e2e/qemu/qemutest"
 	"github.com/openhal/gateway/halclient"
 	"github.com/openhal/gateway/openhal"
-	"github.com/openhal/gateway/systemtest/qemu/qemutest"
 )
 
 // gatewayYAML is the guest's /etc/gateway/gateway.yaml: the generic board
@@ -90,7 +90,7 @@ func assets(t *testing.T) (kernel, base, bin string) {
 	kernel, base = filepath.Join(dir, "vmlinuz"), filepath.Join(dir, "base.cpio.gz")
 	for _, f := range []string{kernel, base, bin} {
 		if _, err := os.Stat(f); err != nil {
-			t.Fatalf("%v: run make test-qemu-arm64 (it runs make cross and systemtest/qemu/arm64/assets.sh)", err)
+			t.Fatalf("%v: run make test-qemu-arm64 (it runs make cross and e2e/qemu/arm64/assets.sh)", err)
 		}
 	}
 	return kernel, base, bin
@@ -99,7 +99,7 @@ func assets(t *testing.T) (kernel, base, bin string) {
 func TestGatewayOnArm64(t *testing.T) {
 	if !qemutest.Enabled() {
 		t.Skip("boots Debian's arm64 kernel under QEMU (minutes): run `make test-qemu-arm64`, " +
-			"or GATEWAY_QEMU=1 go test -count=1 -v ./systemtest/qemu/arm64 after make cross and systemtest/qemu/arm64/assets.sh")
+			"or GATEWAY_QEMU=1 go test -count=1 -v ./e2e/qemu/arm64 after make cross and e2e/qemu/arm64/assets.sh")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()

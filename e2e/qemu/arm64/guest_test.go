@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/openhal/gateway/systemtest/qemu/qemutest"
+	"github.com/openhal/gateway/e2e/qemu/qemutest"
 )
 
 // The guest ports init listens on: the gateway's HAL (TCP) and the

@@ -11,7 +11,7 @@
 # Prints PASS/FAIL per check and "N passed, N failed"; exits 1 on any
 # failure, after showing the failing gateway's log.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 VERSION=${VERSION:-$(git describe --tags --always --dirty 2>/dev/null || echo dev)}
 COMMIT=${COMMIT:-$(git rev-parse --short HEAD 2>/dev/null || echo unknown)}

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/e2e/qemu/qemutest"
 	"github.com/openhal/gateway/halclient"
 	"github.com/openhal/gateway/openhal"
-	"github.com/openhal/gateway/systemtest/qemu/qemutest"
 )
 
 // scenario holds what the checks drive: the guest (command channel, QMP),

@@ -4,7 +4,7 @@ import (
 	"context"
 	"path/filepath"
 
-	"github.com/openhal/gateway/systemtest/qemu/qemutest"
+	"github.com/openhal/gateway/e2e/qemu/qemutest"
 )
 
 // The guest ports init.sh listens on: the gateway's HAL (TCP) and the
@@ -14,7 +14,7 @@ const (
 	guestCmdPort = 2323
 )
 
-// assets are the files systemtest/qemu/armhf/assets.sh builds.
+// assets are the files e2e/qemu/armhf/assets.sh builds.
 type assets struct{ dir string }
 
 func (a assets) path(name string) string { return filepath.Join(a.dir, name) }

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhal/gateway/systemtest/qemu/qemutest"
+	"github.com/openhal/gateway/e2e/qemu/qemutest"
 )
 
 // The load tool's run inside the guest: both binaries sit in /bench, not
