@@ -39,14 +39,82 @@ var mcpWays = []struct {
 type mcpClient struct {
 	*mcp.ClientSession
 	updated chan string // resource URIs, as notifications/resources/updated names them
+	acked   chan string // resource URIs, as notifications/subscriptions/acknowledged names them
 	tools   chan struct{}
+}
+
+// ackedResources passes on the resource URIs of each
+// notifications/subscriptions/acknowledged the client receives.
+func ackedResources(acked chan<- string) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.SubscriptionsAcknowledgedParams); ok {
+				for _, uri := range p.Notifications.ResourceSubscriptions {
+					select {
+					case acked <- uri:
+					default:
+					}
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
+// subscribe subscribes c to uri and returns once the server has it. From
+// MCP 2026-07-28 on (SEP-2575) the SDK's Subscribe returns once it has
+// sent subscriptions/listen, before the server has the subscription: a
+// change made then was never told (the test waited for it 18 minutes in
+// one run of make test). The server acknowledges it with
+// notifications/subscriptions/acknowledged; under the older revisions
+// Subscribe is a request answered once the server has it.
+func (c *mcpClient) subscribe(t *testing.T, uri string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if err := c.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatalf("subscribe %s: %v", uri, err)
+	}
+	if c.InitializeResult().ProtocolVersion < sep2575 {
+		return
+	}
+	for {
+		select {
+		case got := <-c.acked:
+			if got == uri {
+				return
+			}
+		case <-ctx.Done():
+			t.Fatalf("subscribe %s: not acknowledged within %v", uri, waitLong)
+		}
+	}
+}
+
+// sep2575 is the MCP revision from which a subscription is a
+// subscriptions/listen stream the server acknowledges.
+const sep2575 = "2026-07-28"
+
+// waitUpdated waits for notifications/resources/updated naming uri.
+func (c *mcpClient) waitUpdated(t *testing.T, uri string) {
+	t.Helper()
+	deadline := time.After(waitLong)
+	for {
+		select {
+		case got := <-c.updated:
+			if got == uri {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("no notifications/resources/updated for %s within %v", uri, waitLong)
+		}
+	}
 }
 
 // connectMCP connects an SDK client as tok, over transport ("stdio":
 // `gateway mcp --hub <ws>`; "http": <http>/mcp with a bearer token).
 func connectMCP(t *testing.T, g *gateway, transport, version, tok string, elicit ...func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error)) *mcpClient {
 	t.Helper()
-	c := &mcpClient{updated: make(chan string, 64), tools: make(chan struct{}, 64)}
+	c := &mcpClient{updated: make(chan string, 64), acked: make(chan string, 64), tools: make(chan struct{}, 64)}
 	opt := &mcp.ClientOptions{
 		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 			select {
@@ -65,6 +133,7 @@ func connectMCP(t *testing.T, g *gateway, transport, version, tok string, elicit
 		opt.ElicitationHandler = elicit[0]
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "binary_test", Version: "1"}, opt)
+	client.AddReceivingMiddleware(ackedResources(c.acked))
 	var tr mcp.Transport
 	switch transport {
 	case "stdio":
@@ -379,15 +448,9 @@ func mcpResources(t *testing.T, g *gateway, transport, version, agent string) {
 	if len(res.Resources) != 8 || led == "" || bench == "" || !strings.HasPrefix(led, "openhal://") {
 		t.Fatalf("resources: %d, led %q, bench %q", len(res.Resources), led, bench)
 	}
-	if err := c.Subscribe(ctx, &mcp.SubscribeParams{URI: led}); err != nil {
-		t.Fatalf("subscribe %s: %v", led, err)
-	}
+	c.subscribe(t, led)
 	gwOK(t, "write", "sim.led", "true", "--hub", g.ws, "--state-dir", g.dir)
-	for uri := range c.updated {
-		if uri == led {
-			break
-		}
-	}
+	c.waitUpdated(t, led)
 	rr, err := c.ReadResource(ctx, &mcp.ReadResourceParams{URI: led})
 	if err != nil || len(rr.Contents) != 1 || !strings.Contains(rr.Contents[0].Text, `"value": true`) {
 		t.Fatalf("read %s after the change: %v %+v", led, err, rr)
