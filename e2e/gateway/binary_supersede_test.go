@@ -5,7 +5,7 @@ package gateway_test
 // approval of the request afterwards must not turn it on — through the
 // client commands, through MCP, and as a race. The helpers are in
 // binary_helpers_test.go; the gpiozero and browser tiers have their own
-// (clients/python/tests, console/browsertest).
+// (clients/python/tests, e2e/browser).
 
 import (
 	"context"
