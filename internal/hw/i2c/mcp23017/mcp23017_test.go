@@ -1,0 +1,128 @@
+package mcp23017
+
+import (
+	"strings"
+	"testing"
+
+	"periph.io/x/conn/v3/i2c/i2ctest"
+)
+
+func w(b ...byte) i2ctest.IO { return i2ctest.IO{Addr: 0x20, W: b} }
+
+// New on an MCP23017: IOCON with MIRROR (0x0A, and its twin 0x0B), then
+// IODIR all inputs, no pull-up, no watch, compare with the previous
+// value, outputs latched low (DS20001952 table 3-1, BANK = 0).
+var start17 = []i2ctest.IO{
+	w(0x0A, 0x40, 0x40), w(0x00, 0xff, 0xff), w(0x0C, 0, 0), w(0x04, 0, 0), w(0x08, 0, 0), w(0x14, 0, 0),
+}
+
+// The MCP23008's (DS21919 table 1-3): no MIRROR.
+var start08 = []i2ctest.IO{
+	w(0x05, 0x00), w(0x00, 0xff), w(0x06, 0), w(0x02, 0), w(0x04, 0), w(0x0A, 0),
+}
+
+func newDev(t *testing.T, m Model, ops ...i2ctest.IO) *Dev {
+	t.Helper()
+	bus := &i2ctest.Playback{Ops: ops, DontPanic: true}
+	t.Cleanup(func() {
+		if err := bus.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	d, err := New(bus, 0x20, m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// An output latches its level before it drives: OLAT, then GPINTEN off,
+// then IODIR; an input with a pull-up, watched; a read of both ports.
+func TestPins17(t *testing.T) {
+	ops := append(append([]i2ctest.IO{}, start17...),
+		w(0x14, 0x00, 0x02), w(0x04, 0, 0), w(0x00, 0xff, 0xfd), // pin 9 (GPB1) an output, high
+		w(0x0C, 0x01, 0x00), w(0x00, 0xff, 0xfd), // pin 0 (GPA0) pulled up
+		w(0x04, 0x01, 0x00), // watched
+		i2ctest.IO{Addr: 0x20, W: []byte{0x12}, R: []byte{0x00, 0x02}},
+		w(0x14, 0x00, 0x00), // pin 9 low
+	)
+	d := newDev(t, MCP23017, ops...)
+	if err := d.Output(9, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Input(0, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Watch(0, true); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := d.Read(); err != nil || v != 0x0200 {
+		t.Fatalf("Read = %#04x, %v; want 0x0200 (pin 0 low, pin 9 high)", v, err)
+	}
+	if err := d.Set(9, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestPins08(t *testing.T) {
+	ops := append(append([]i2ctest.IO{}, start08...),
+		w(0x0A, 0x80), w(0x02, 0), w(0x00, 0x7f), // pin 7 an output, high
+		i2ctest.IO{Addr: 0x20, W: []byte{0x09}, R: []byte{0x81}},
+	)
+	d := newDev(t, MCP23008, ops...)
+	if err := d.Output(7, true); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := d.Read(); err != nil || v != 0x81 {
+		t.Fatalf("Read = %#02x, %v", v, err)
+	}
+}
+
+// What the chip cannot do is refused before any traffic, and a failed
+// write leaves the driver's view of the chip as it was.
+func TestRefused(t *testing.T) {
+	d := newDev(t, MCP23008, start08...)
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{d.Output(8, true), "MCP23008 has no pin 8 (0 to 7)"},
+		{d.Input(-1, false), "no pin -1"},
+		{d.Watch(8, true), "no pin 8"},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%v, want %q", tc.err, tc.want)
+		}
+	}
+	for _, addr := range []uint16{0x1f, 0x28} {
+		if _, err := New(&i2ctest.Playback{DontPanic: true}, addr, MCP23017); err == nil || !strings.Contains(err.Error(), "0x20..0x27") {
+			t.Errorf("address %#x: %v", addr, err)
+		}
+	}
+
+	failing := &i2ctest.Playback{Ops: append(append([]i2ctest.IO{}, start17...), w(0x14, 0x01, 0x00)), DontPanic: true}
+	f, err := New(failing, 0x20, MCP23017)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Output(0, true); err == nil || !strings.Contains(err.Error(), "pin 0: stop watching it") {
+		t.Fatalf("a failed write: %v", err)
+	}
+	if f.dir != 0xffff || f.watch != 0 {
+		t.Errorf("after a failed write: IODIR %#04x, GPINTEN %#04x; want them unchanged", f.dir, f.watch)
+	}
+	if err := f.Watch(0, true); err == nil {
+		t.Error("watching an input after a failed Output: no error from the bus that has no more traffic")
+	}
+}
+
+// An output is not watched.
+func TestWatchOutput(t *testing.T) {
+	d := newDev(t, MCP23008, append(append([]i2ctest.IO{}, start08...), w(0x0A, 0x01), w(0x02, 0), w(0x00, 0xfe))...)
+	if err := d.Output(0, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Watch(0, true); err == nil || !strings.Contains(err.Error(), "is an output") {
+		t.Fatalf("watch an output: %v", err)
+	}
+}
