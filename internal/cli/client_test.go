@@ -245,55 +245,9 @@ func TestClientErrors(t *testing.T) {
 	}
 }
 
-// lines is a concurrency-safe writer that lets a test wait for a line.
-type lines struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	changed chan struct{}
-}
-
-func newLines() *lines { return &lines{changed: make(chan struct{})} }
-
-// String is everything written so far.
-func (l *lines) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *lines) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return l.buf.Write(p)
-}
-
-// waitFor waits until a line matches re and returns it.
-func (l *lines) waitFor(t *testing.T, re string) string {
-	t.Helper()
-	rx := regexp.MustCompile(re)
-	deadline := time.After(10 * time.Second)
-	for {
-		l.mu.Lock()
-		text, ch := l.buf.String(), l.changed
-		l.mu.Unlock()
-		for _, line := range strings.Split(text, "\n") {
-			if rx.MatchString(line) {
-				return line
-			}
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("no line matching %s in 10 s; got\n%s", re, text)
-		}
-	}
-}
-
-func startWatch(t *testing.T, args ...string) (stdout, stderr *lines, stop func() error) {
+func startWatch(t *testing.T, args ...string) (stdout, stderr *stream, stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	stdout, stderr = newLines(), newLines()
+	stdout, stderr = newStream(), newStream()
 	done := make(chan error, 1)
 	go func() { done <- cliApp.runWatch(ctx, args, stdout, stderr) }()
 	var once sync.Once
@@ -323,23 +277,23 @@ func TestWatch(t *testing.T) {
 	tok := hub.Token("watcher", openhal.KindAgent, openhal.ScopeRead, "sim.*")
 	out, _, stop := startWatch(t, "--hub", url, "--token", tok)
 	boot := regexp.QuoteMeta(hub.Hub().BootID())
-	out.waitFor(t, watchTS+`connected to `+regexp.QuoteMeta(url)+`: openhal test \(run `+boot+`\) as agent watcher, scope read$`)
-	out.waitFor(t, watchTS+`4 devices$`)
-	out.waitFor(t, watchTS+`sim\.temperature = \{"temperature":20\.5 Cel\} \(devSeq 1, current\)$`)
+	out.line(t, watchTS+`connected to `+regexp.QuoteMeta(url)+`: openhal test \(run `+boot+`\) as agent watcher, scope read$`)
+	out.line(t, watchTS+`4 devices$`)
+	out.line(t, watchTS+`sim\.temperature = \{"temperature":20\.5 Cel\} \(devSeq 1, current\)$`)
 	hub.Set("sim.led", true)
-	out.waitFor(t, watchTS+`sim\.led = true \(devSeq 2\)$`)
+	out.line(t, watchTS+`sim\.led = true \(devSeq 2\)$`)
 	other.Value(1.0, hubtest.Time)
 	other.Value(2.0, hubtest.Time)
 	hub.Set("sim.led", false)
-	out.waitFor(t, watchTS+`sim\.led = false \(devSeq 3\)$`)
-	if text := out.String(); strings.Contains(text, "missed") {
+	out.line(t, watchTS+`sim\.led = false \(devSeq 3\)$`)
+	if text := out.text(); strings.Contains(text, "missed") {
 		t.Errorf("the watch reported values missed while only a hidden device changed:\n%s", text)
 	}
 	hub.SetState("sim.door", device.StateFault, "stuck")
-	out.waitFor(t, watchTS+`sim\.door: state fault \(stuck\)$`)
+	out.line(t, watchTS+`sim\.door: state fault \(stuck\)$`)
 	hub.Restart()
-	out.waitFor(t, watchTS+`disconnected: .*; retrying in \d+ms$`)
-	out.waitFor(t, watchTS+`hub restarted \(new run `+regexp.QuoteMeta(hub.Hub().BootID())+`\); values read again$`)
+	out.line(t, watchTS+`disconnected: .*; retrying in \d+ms$`)
+	out.line(t, watchTS+`hub restarted \(new run `+regexp.QuoteMeta(hub.Hub().BootID())+`\); values read again$`)
 	if err := stop(); err != nil {
 		t.Errorf("watch ended with %v; want nil after an interrupt", err)
 	}
@@ -350,10 +304,10 @@ func TestWatchJSON(t *testing.T) {
 	hub := hubtest.New(t)
 	url := hub.Listen("tcp")
 	out, status, stop := startWatch(t, "--json", "--hub", url, "--token", hub.Admin)
-	status.waitFor(t, watchTS+`4 devices$`)
-	out.waitFor(t, `"device":"sim.temperature"`) // the end of the resync
+	status.line(t, watchTS+`4 devices$`)
+	out.line(t, `"device":"sim.temperature"`) // the end of the resync
 	hub.Set("sim.led", true)
-	line := out.waitFor(t, `"seq":5`)
+	line := out.line(t, `"seq":5`)
 	var n struct {
 		JSONRPC string `json:"jsonrpc"`
 		Method  string `json:"method"`
@@ -371,9 +325,7 @@ func TestWatchJSON(t *testing.T) {
 	}
 	// Only hal/value objects on stdout: the four read on connection, then
 	// the one sent.
-	out.mu.Lock()
-	text := out.buf.String()
-	out.mu.Unlock()
+	text := out.text()
 	got := strings.Split(strings.TrimSpace(text), "\n")
 	if len(got) != 5 {
 		t.Fatalf("stdout %q; want 5 lines", text)

@@ -73,16 +73,16 @@ func TestWatchStopAndResume(t *testing.T) {
 	admin := []string{"--hub", url, "--token", hub.Admin}
 	runClient(t, cliApp.cmdStop, append(admin, "--reason", "bench fire")...)
 	out, _, _ := startWatch(t, admin...)
-	out.waitFor(t, watchTS+bannerRE[1:])
-	out.waitFor(t, watchTS+`sim\.temperature = `)
+	out.line(t, watchTS+bannerRE[1:])
+	out.line(t, watchTS+`sim\.temperature = `)
 	runClient(t, cliApp.cmdStop, append(admin, "--reason", "still burning")...)
-	out.waitFor(t, watchTS+`EMERGENCY STOP engaged again by operator admin: still burning; safe values applied to sim\.heater; left as they are: sim\.led \(it declares no safe value\)$`)
+	out.line(t, watchTS+`EMERGENCY STOP engaged again by operator admin: still burning; safe values applied to sim\.heater; left as they are: sim\.led \(it declares no safe value\)$`)
 	runClient(t, cliApp.cmdResume, admin...)
-	out.waitFor(t, watchTS+`emergency stop lifted by operator admin: writes are accepted again$`)
+	out.line(t, watchTS+`emergency stop lifted by operator admin: writes are accepted again$`)
 	runClient(t, cliApp.cmdStop, append(admin, "--reason", "smoke")...)
-	out.waitFor(t, watchTS+`EMERGENCY STOP engaged by operator admin: smoke; safe values applied to sim\.heater; left as they are: sim\.led \(it declares no safe value\)$`)
+	out.line(t, watchTS+`EMERGENCY STOP engaged by operator admin: smoke; safe values applied to sim\.heater; left as they are: sim\.led \(it declares no safe value\)$`)
 	hub.Restart() // no state directory: the new run is not stopped
-	out.waitFor(t, watchTS+`the emergency stop was lifted while this watch was disconnected$`)
+	out.line(t, watchTS+`the emergency stop was lifted while this watch was disconnected$`)
 }
 
 // watch DEVICE... prints only those devices' lines, and the events of no
@@ -94,15 +94,13 @@ func TestWatchFilter(t *testing.T) {
 	url := hub.Listen("tcp")
 	hub.Add(otherDevice{})
 	out, _, stop := startWatch(t, "sim.led", "sim.temperature", "--hub", url, "--token", hub.Admin)
-	out.waitFor(t, watchTS+`2 devices$`)
-	out.waitFor(t, watchTS+`sim\.temperature = \{"temperature":20\.5 Cel\} \(seq \d+, current\)$`)
+	out.line(t, watchTS+`2 devices$`)
+	out.line(t, watchTS+`sim\.temperature = \{"temperature":20\.5 Cel\} \(seq \d+, current\)$`)
 	hub.Set("sim.heater", true)
 	hub.Set("sim.led", true)
-	out.waitFor(t, watchTS+`sim\.led = true \(seq \d+\)$`)
+	out.line(t, watchTS+`sim\.led = true \(seq \d+\)$`)
 	stop()
-	out.mu.Lock()
-	text := out.buf.String()
-	out.mu.Unlock()
+	text := out.text()
 	if strings.Contains(text, "sim.heater") || strings.Contains(text, "sim.door") {
 		t.Errorf("watch sim.led sim.temperature printed other devices:\n%s", text)
 	}
@@ -178,15 +176,13 @@ func TestWatchJSONStopBanner(t *testing.T) {
 	admin := []string{"--hub", url, "--token", hub.Admin}
 	runClient(t, cliApp.cmdStop, append(admin, "--reason", "bench fire")...)
 	out, status, stop := startWatch(t, append(admin, "--json")...)
-	status.waitFor(t, watchTS+bannerRE[1:])
-	out.waitFor(t, `"device":"sim.temperature"`)
+	status.line(t, watchTS+bannerRE[1:])
+	out.line(t, `"device":"sim.temperature"`)
 	runClient(t, cliApp.cmdResume, admin...)
-	out.waitFor(t, `^\{"jsonrpc":"2.0","method":"hal/resumed","params":\{"principal":\{"kind":"operator","name":"admin"`)
+	out.line(t, `^\{"jsonrpc":"2.0","method":"hal/resumed","params":\{"principal":\{"kind":"operator","name":"admin"`)
 	stop()
-	out.mu.Lock()
-	defer out.mu.Unlock()
-	if strings.Contains(out.buf.String(), "EMERGENCY") {
-		t.Errorf("watch --json printed the banner on standard output:\n%s", out.buf.String())
+	if strings.Contains(out.text(), "EMERGENCY") {
+		t.Errorf("watch --json printed the banner on standard output:\n%s", out.text())
 	}
 }
 

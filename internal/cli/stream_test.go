@@ -86,6 +86,16 @@ func (s *stream) waitFor(t *testing.T, from int, pattern string, within time.Dur
 	return i, m
 }
 
+// line waits up to 10 s for a line matching pattern, anywhere in the
+// stream, and returns it.
+func (s *stream) line(t *testing.T, pattern string) string {
+	t.Helper()
+	i, _ := s.waitFor(t, 0, pattern, 10*time.Second)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lines[i]
+}
+
 // await is waitFor without the test: it returns an error when within
 // passes first or when the stream ends without a matching line.
 func (s *stream) await(from int, pattern string, within time.Duration) (int, []string, error) {
