@@ -84,6 +84,20 @@ type Descriptor struct {
 	// value: the spec's §6 makes the duty cycle the value), so a client
 	// can tell the frequency it will get. A gateway extension too.
 	Frequency float64 `json:"frequency,omitempty"`
+	// Bus, Address, Chip and Channel say where a device on a bus sits,
+	// as the configuration names it, so that a client that thinks in
+	// buses and chips (gpiozero's MCP3008(channel=0), a wiring diagram)
+	// finds it: Bus is "/dev/spidev0.0" (SPI bus 0, chip select 0),
+	// "/dev/i2c-1", "w1", "iio" or "hwmon"; Address is the device's on
+	// that bus ("0x40", the 1-Wire id "28-0316a2797dff", the kernel's
+	// device name "dht11"); Chip is the chip's or driver's name
+	// ("mcp3008", "pca9685", "ds18b20"); Channel is the input or output
+	// of the chip the device is (an ADC's input, a PCA9685's output).
+	// Gateway extensions too.
+	Bus     string `json:"bus,omitempty"`
+	Address string `json:"address,omitempty"`
+	Chip    string `json:"chip,omitempty"`
+	Channel *int   `json:"channel,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)

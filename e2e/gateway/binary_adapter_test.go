@@ -62,7 +62,7 @@ func TestBinaryAdapterInstallBadManifest(t *testing.T) {
 // buildAdapter makes an installable folder of the Go adapter at pkg (a
 // path from the module's root), built once per test run as `make
 // adapters` builds it, and the manifest man.
-func buildAdapter(t *testing.T, pkg, exe string, man []byte) string {
+func buildAdapter(t testing.TB, pkg, exe string, man []byte) string {
 	t.Helper()
 	skipShort(t)
 	bin := binaries.Build(t, binaries.Program{Pkg: pkg, Env: []string{"CGO_ENABLED=0"}})
@@ -217,7 +217,7 @@ func TestBinaryAdapterRuns(t *testing.T) {
 }
 
 // metrics reads /metrics with the admin token.
-func metrics(t *testing.T, g *gateway) string {
+func metrics(t testing.TB, g *gateway) string {
 	t.Helper()
 	tok, err := os.ReadFile(filepath.Join(g.dir, "admin.token"))
 	if err != nil {

@@ -49,14 +49,14 @@ func TestMain(m *testing.M) {
 
 // gatewayBinary is the gateway as shipped, built once per test run
 // (package binaries). Whole-binary tests are skipped with -short.
-func gatewayBinary(t *testing.T) string {
+func gatewayBinary(t testing.TB) string {
 	t.Helper()
 	skipShort(t)
 	return binaries.Gateway(t)
 }
 
 // skipShort skips a whole-binary test with -short.
-func skipShort(t *testing.T) {
+func skipShort(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("whole-binary test; skipped with -short")
@@ -89,7 +89,7 @@ type child struct {
 	state  *os.ProcessState // set before exited closes
 }
 
-func startChild(t *testing.T, args ...string) *child {
+func startChild(t testing.TB, args ...string) *child {
 	t.Helper()
 	c := newChild("gateway "+strings.Join(args, " "), exec.Command(gatewayBinary(t), args...))
 	c.cmd.Env = childEnv()
@@ -104,7 +104,7 @@ func newChild(name string, cmd *exec.Cmd) *child {
 
 // start starts c's command and follows it to its end. The test's end kills
 // it; a failed test shows its log.
-func (c *child) start(t *testing.T) {
+func (c *child) start(t testing.TB) {
 	t.Helper()
 	c.cmd.Stdout, c.cmd.Stderr = c.out, c.err
 	c.cmd.WaitDelay = time.Second
@@ -129,7 +129,7 @@ func (c *child) start(t *testing.T) {
 
 // signal sends sig and waits up to within for the process to exit; it
 // returns the exit code and how long the exit took.
-func (c *child) signal(t *testing.T, sig os.Signal, within time.Duration) (int, time.Duration) {
+func (c *child) signal(t testing.TB, sig os.Signal, within time.Duration) (int, time.Duration) {
 	t.Helper()
 	start := time.Now()
 	if err := c.cmd.Process.Signal(sig); err != nil {
@@ -140,7 +140,7 @@ func (c *child) signal(t *testing.T, sig os.Signal, within time.Duration) (int, 
 
 // wait waits up to within for the process to exit and returns its exit
 // code (-1 when a signal ended it).
-func (c *child) wait(t *testing.T, within time.Duration) int {
+func (c *child) wait(t testing.TB, within time.Duration) int {
 	t.Helper()
 	select {
 	case <-c.exited:
@@ -207,7 +207,7 @@ func readyGatewayAt(t *testing.T, c *child, dir string, devices string) *gateway
 
 // await follows g until it is ready with devices (a pattern) and notes
 // where it listens.
-func (g *gateway) await(t *testing.T, devices string) {
+func (g *gateway) await(t testing.TB, devices string) {
 	t.Helper()
 	g.err.waitFor(t, 0, `msg=ready devices=(?:`+devices+`) `, waitLong)
 	listening := regexp.MustCompile(`msg=listening transport=(\w+) url=(\S+) addr=(\S+)`)
@@ -273,7 +273,7 @@ func (g *gateway) stop(t *testing.T) {
 }
 
 // kill ends the gateway with SIGKILL, as a crash or a power cut would.
-func (g *gateway) kill(t *testing.T) {
+func (g *gateway) kill(t testing.TB) {
 	t.Helper()
 	g.signal(t, syscall.SIGKILL, waitLong)
 }
@@ -353,14 +353,14 @@ type result struct {
 }
 
 // gw runs the gateway binary with args to the end (at most waitLong).
-func gw(t *testing.T, args ...string) result {
+func gw(t testing.TB, args ...string) result {
 	t.Helper()
 	return gwIn(t, nil, args...)
 }
 
 // gwIn is gw with the command line after prefix: `ip netns exec NS`, to
 // run it in another network namespace.
-func gwIn(t *testing.T, prefix []string, args ...string) result {
+func gwIn(t testing.TB, prefix []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
@@ -381,7 +381,7 @@ func gwIn(t *testing.T, prefix []string, args ...string) result {
 }
 
 // gwOK runs a command that must succeed and returns its standard output.
-func gwOK(t *testing.T, args ...string) string {
+func gwOK(t testing.TB, args ...string) string {
 	t.Helper()
 	r := gw(t, args...)
 	if r.code != 0 {

@@ -391,7 +391,7 @@ func first(s []string) string {
 	return s[0]
 }
 
-func readAdminToken(t *testing.T, dir string) string {
+func readAdminToken(t testing.TB, dir string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "admin.token"))
 	if err != nil {

@@ -19,7 +19,7 @@ type instrument struct {
 
 // openInstrument opens a pseudo-terminal and answers every line the gateway sends with
 // answer(line).
-func openInstrument(t *testing.T, answer func(string) string) *instrument {
+func openInstrument(t testing.TB, answer func(string) string) *instrument {
 	t.Helper()
 	m, slave := openPTMX(t)
 	in := &instrument{master: m, slave: slave}
@@ -45,7 +45,7 @@ func (in *instrument) send(t *testing.T, line string) {
 
 // plugAt points the stable path link at in's slave, replacing the link
 // atomically as udev replaces /dev/serial/by-id links.
-func (in *instrument) plugAt(t *testing.T, link string) {
+func (in *instrument) plugAt(t testing.TB, link string) {
 	t.Helper()
 	tmp := link + ".new"
 	os.Remove(tmp)

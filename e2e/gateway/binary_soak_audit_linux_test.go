@@ -16,7 +16,7 @@ import (
 // with a seq of its own, growing within its file; every write a client
 // was answered "applied" has its line (found by its reason), and every
 // approval answered a line naming its confirmation. It returns the number of entries.
-func checkSoakAudit(t *testing.T, n *soakNode, ledger *soakLedger, when string) int {
+func checkSoakAudit(t testing.TB, n *soakNode, ledger *soakLedger, when string) int {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(n.dir, "audit", "*.log"))
 	if err != nil || len(files) == 0 {

@@ -85,7 +85,7 @@ func (l *soakLedger) answers(node string) (writes, approvals []string) {
 
 // waitReconnected waits until every client in names has connected since
 // since, and fails naming those that did not within the deadline.
-func (l *soakLedger) waitReconnected(t *testing.T, names []string, since time.Time, within time.Duration) {
+func (l *soakLedger) waitReconnected(t testing.TB, names []string, since time.Time, within time.Duration) {
 	t.Helper()
 	deadline := time.After(within)
 	for {

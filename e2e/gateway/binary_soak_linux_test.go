@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -30,7 +31,8 @@ import (
 // goroutines and descriptors over time and checks that they stay flat
 // (soakFlat). Without SOAK it is skipped; SOAK_FORK=1 has the adapters
 // fork children that must die with them.
-func TestBinarySoak(t *testing.T) {
+func TestBinarySoak(tt *testing.T) {
+	t := newSoakT(tt)
 	plan := newSoakPlan(t)
 	s := &soak{plan: plan, ledger: newSoakLedger(), rnd: rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 20))}
 	s.bench = newBenchNode(t, plan)
@@ -45,6 +47,51 @@ func TestBinarySoak(t *testing.T) {
 	s.finish(t)
 }
 
+// soakT is the soak's testing.TB: it keeps each failure to say it again
+// at the very end, after the logs of every life that a failed test
+// prints (many thousand lines, in which the failure itself is lost).
+type soakT struct {
+	*testing.T
+	mu       sync.Mutex
+	failures []string
+}
+
+func newSoakT(t *testing.T) *soakT {
+	st := &soakT{T: t}
+	t.Cleanup(func() { // registered first, so run last
+		st.mu.Lock()
+		defer st.mu.Unlock()
+		if len(st.failures) > 0 {
+			t.Logf("the soak failed %d times:\n%s", len(st.failures), strings.Join(st.failures, "\n"))
+		}
+	})
+	return st
+}
+
+func (st *soakT) record(msg string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.failures = append(st.failures, msg)
+}
+
+func (st *soakT) Errorf(format string, args ...any) {
+	st.T.Helper()
+	st.record(fmt.Sprintf(format, args...))
+	st.T.Errorf(format, args...)
+}
+
+func (st *soakT) Fatalf(format string, args ...any) {
+	st.T.Helper()
+	st.record(fmt.Sprintf(format, args...))
+	st.T.Fatalf(format, args...)
+}
+
+func (st *soakT) Fatal(args ...any) {
+	st.T.Helper()
+	st.record(fmt.Sprint(args...))
+	st.T.Fatal(args...)
+}
+
 // soakPlan is the soak's schedule, from its duration d: a warm-up (the
 // first sixth, whose second half is the reference of soakFlat), kills
 // in the middle (until 60 %), and a last third without a kill.
@@ -56,7 +103,7 @@ type soakPlan struct {
 	fork                            bool
 }
 
-func newSoakPlan(t *testing.T) soakPlan {
+func newSoakPlan(t testing.TB) soakPlan {
 	t.Helper()
 	v := os.Getenv("SOAK")
 	if v == "" {
@@ -79,7 +126,7 @@ func newSoakPlan(t *testing.T) soakPlan {
 
 // skipOrFail skips the test, or fails it in CI, where everything it
 // needs must be there.
-func skipOrFail(t *testing.T, why string) {
+func skipOrFail(t testing.TB, why string) {
 	t.Helper()
 	if os.Getenv("CI") != "" {
 		t.Fatal(why)
@@ -106,7 +153,7 @@ type soak struct {
 
 // drive runs the schedule: samples every sampleEvery, kills at random
 // until killUntil, unplugs and plugs back instruments throughout.
-func (s *soak) drive(t *testing.T) {
+func (s *soak) drive(t testing.TB) {
 	s.start = time.Now()
 	at := func(d time.Duration) time.Time { return s.start.Add(d) }
 	end := at(s.plan.d)
@@ -160,7 +207,7 @@ func (s *soak) between(r [2]time.Duration) time.Duration {
 
 // restart kills n with -9 at this point and starts it again; with latch,
 // the emergency stop is engaged first and must hold in the new life.
-func (s *soak) restart(t *testing.T, n *soakNode, latch bool) {
+func (s *soak) restart(t testing.TB, n *soakNode, latch bool) {
 	t.Helper()
 	if latch {
 		s.stopLock.Lock() // let go once checked: the stopper must reconnect
@@ -184,7 +231,7 @@ func (s *soak) restart(t *testing.T, n *soakNode, latch bool) {
 
 // checkLatched: the new life is stopped, refuses a write with STOPPED,
 // and an admin's resume lifts it.
-func (s *soak) checkLatched(t *testing.T, n *soakNode) {
+func (s *soak) checkLatched(t testing.TB, n *soakNode) {
 	t.Helper()
 	if !n.sample(t, time.Since(s.start)).stopped {
 		t.Errorf("%s: the stop engaged before the kill -9 does not hold after the restart", n.name)
@@ -200,7 +247,7 @@ func (s *soak) checkLatched(t *testing.T, n *soakNode) {
 }
 
 // admin runs do on a new admin connection to n.
-func (s *soak) admin(t *testing.T, n *soakNode, do func(context.Context, *halclient.Conn) error) {
+func (s *soak) admin(t testing.TB, n *soakNode, do func(context.Context, *halclient.Conn) error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
@@ -216,7 +263,7 @@ func (s *soak) admin(t *testing.T, n *soakNode, do func(context.Context, *halcli
 
 // finish ends the clients, stops both gateways as an operator would, and
 // checks the audit logs, the orphans, the clients and the figures.
-func (s *soak) finish(t *testing.T) {
+func (s *soak) finish(t testing.TB) {
 	t.Helper()
 	s.cancel()
 	s.done.Wait()
@@ -229,8 +276,9 @@ func (s *soak) finish(t *testing.T) {
 			soakFlat(t, n, s.plan)
 		}
 	}
-	t.Logf("bench: the flaky adapter crashed or hung %d times", s.bench.chaos)
-	if s.completed && s.bench.chaos == 0 {
+	acted := s.bench.chaosActed(t)
+	t.Logf("bench: the flaky adapter crashed or hung %d times (%d seen by the supervisor before a kill)", acted, s.bench.chaos)
+	if s.completed && acted == 0 {
 		t.Errorf("the flaky adapter never crashed or hung: its --chaos %s did not act", s.plan.chaos)
 	}
 	s.ledger.mu.Lock()
@@ -243,7 +291,7 @@ func (s *soak) finish(t *testing.T) {
 // installTestAdapter installs the test adapter under name into the state
 // directory state, with args. Adapters run as nobody: the temporary
 // directories above the state directory are made traversable.
-func installTestAdapter(t *testing.T, state, name, devices string, args ...string) {
+func installTestAdapter(t testing.TB, state, name, devices string, args ...string) {
 	t.Helper()
 	argv, err := json.Marshal(args)
 	if err != nil {
@@ -257,7 +305,7 @@ func installTestAdapter(t *testing.T, state, name, devices string, args ...strin
 
 // soakDirs makes a state directory and returns it with its parent, both
 // reachable by the adapters' user.
-func soakDirs(t *testing.T) (tmp, state string) {
+func soakDirs(t testing.TB) (tmp, state string) {
 	t.Helper()
 	tmp = t.TempDir()
 	for _, d := range []string{tmp, filepath.Dir(tmp)} {

@@ -26,7 +26,7 @@ type soakNode struct {
 
 // start begins a life: the first on free ports, the next ones on the
 // same addresses, so that the clients find it again.
-func (n *soakNode) start(t *testing.T) {
+func (n *soakNode) start(t testing.TB) {
 	t.Helper()
 	args := gatewayRunArgs(n.dir, "--config", n.cfg, "--log-level", "info")
 	if n.g != nil {
@@ -45,7 +45,7 @@ func (n *soakNode) pid() int { return n.g.cmd.Process.Pid }
 
 // kill ends the current life with SIGKILL and checks that nothing of it
 // is left within 1 s.
-func (n *soakNode) kill(t *testing.T) {
+func (n *soakNode) kill(t testing.TB) {
 	t.Helper()
 	n.g.kill(t)
 	n.countChaos()
@@ -53,7 +53,7 @@ func (n *soakNode) kill(t *testing.T) {
 }
 
 // stop ends the last life with SIGTERM, as an operator would.
-func (n *soakNode) stop(t *testing.T) {
+func (n *soakNode) stop(t testing.TB) {
 	t.Helper()
 	if code, _ := n.g.signal(t, syscall.SIGTERM, waitLong); code != 0 {
 		t.Errorf("%s exited %d after SIGTERM, want 0", n.name, code)
@@ -87,12 +87,24 @@ func (n *soakNode) countChaos() {
 	n.chaos += ended
 }
 
+// chaosActed is how many times the flaky adapter crashed or hung, as it
+// wrote down itself (chaos.txt in its home, a line each), in all lives:
+// a hang the kill -9 cut short before the supervisor saw it counts.
+func (n *soakNode) chaosActed(t testing.TB) int {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(n.dir, "adapters", "state", "flaky", "chaos.txt"))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatalf("%s: read the flaky adapter's record: %v", n.name, err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
 // checkNoOrphans waits up to 1 s for every process started from the
 // node's state directory (its adapters, and whatever they forked) to be
 // gone, once the gateway itself is. Those left are named, then killed,
 // so that the soak goes on. Nothing reports the end of a process that is
 // not the test's child: /proc is polled.
-func (n *soakNode) checkNoOrphans(t *testing.T, when string) {
+func (n *soakNode) checkNoOrphans(t testing.TB, when string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Second)
 	for {
@@ -158,7 +170,7 @@ type soakSample struct {
 
 // sample reads the current life's figures: RSS and descriptors from
 // /proc, goroutines and the stop from /metrics.
-func (n *soakNode) sample(t *testing.T, at time.Duration) soakSample {
+func (n *soakNode) sample(t testing.TB, at time.Duration) soakSample {
 	t.Helper()
 	s := soakSample{at: at, life: n.lives}
 	pid := n.pid()
@@ -183,7 +195,7 @@ func (n *soakNode) sample(t *testing.T, at time.Duration) soakSample {
 	return s
 }
 
-func metricInt(t *testing.T, body, name string) int {
+func metricInt(t testing.TB, body, name string) int {
 	t.Helper()
 	m := regexp.MustCompile(`(?m)^` + name + ` (\d+)$`).FindStringSubmatch(body)
 	if m == nil {
@@ -207,7 +219,7 @@ var soakSlack = map[string]int{"RSS (KiB)": 4096, "goroutines": 10, "descriptors
 
 // soakFlat applies the rule to n's samples and prints each figure's
 // reference and last-third maximum.
-func soakFlat(t *testing.T, n *soakNode, plan soakPlan) {
+func soakFlat(t testing.TB, n *soakNode, plan soakPlan) {
 	t.Helper()
 	for _, f := range []struct {
 		name string

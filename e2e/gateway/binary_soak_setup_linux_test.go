@@ -17,7 +17,7 @@ import (
 // it: the gateway's sweep of orphans takes those whose parent already
 // died, so the children that matter after a kill -9 are those whose
 // adapter was still running.
-func newBenchNode(t *testing.T, plan soakPlan) *soakNode {
+func newBenchNode(t testing.TB, plan soakPlan) *soakNode {
 	t.Helper()
 	tmp, state := soakDirs(t)
 	flaky := []string{"--values", `{"temp":21.5,"relay":false}`, "--chaos", plan.chaos.String()}
@@ -36,7 +36,7 @@ func newBenchNode(t *testing.T, plan soakPlan) *soakNode {
 
 // newMetersNode is a generic board with two serial instruments behind
 // stable links, which the soak points at pseudo-terminals.
-func newMetersNode(t *testing.T) (*soakNode, []string) {
+func newMetersNode(t testing.TB) (*soakNode, []string) {
 	t.Helper()
 	tmp, state := soakDirs(t)
 	links := []string{filepath.Join(tmp, "meter1"), filepath.Join(tmp, "meter2")}
@@ -48,7 +48,7 @@ func newMetersNode(t *testing.T) (*soakNode, []string) {
 	return &soakNode{name: "meters", dir: state, cfg: writeSoakConfig(t, tmp, b.String())}, links
 }
 
-func writeSoakConfig(t *testing.T, dir, text string) string {
+func writeSoakConfig(t testing.TB, dir, text string) string {
 	t.Helper()
 	p := filepath.Join(dir, "gateway.yaml")
 	if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
@@ -62,7 +62,7 @@ func writeSoakConfig(t *testing.T, dir, text string) string {
 func soakAnswer(q string) string { return "OK " + q }
 
 // plugAll plugs a fresh instrument in at every link.
-func (s *soak) plugAll(t *testing.T) {
+func (s *soak) plugAll(t testing.TB) {
 	t.Helper()
 	for _, l := range s.links {
 		in := openInstrument(t, soakAnswer)
@@ -71,12 +71,18 @@ func (s *soak) plugAll(t *testing.T) {
 	}
 }
 
-// replug unplugs instrument i (closes its terminal) and plugs a new one
-// at its link after a moment; it returns when to do it again.
-func (s *soak) replug(t *testing.T, i int) time.Duration {
+// replug unplugs instrument i (closes its terminal) when it is plugged,
+// and plugs a new one at its link when it is not; it returns when to do
+// the next of the two: a moment later to plug it back, a while later to
+// unplug it again. The pause is a point of the schedule, not a sleep, so
+// that the samples around it are taken on time.
+func (s *soak) replug(t testing.TB, i int) time.Duration {
 	t.Helper()
-	s.plugged[i].master.Close()
-	pause(context.Background(), 200*time.Millisecond+time.Duration(s.rnd.Int64N(int64(2*time.Second)))) // unplugged a while
+	if s.plugged[i] != nil {
+		s.plugged[i].master.Close()
+		s.plugged[i] = nil
+		return 200*time.Millisecond + time.Duration(s.rnd.Int64N(int64(2*time.Second))) // unplugged a while
+	}
 	in := openInstrument(t, soakAnswer)
 	in.plugAt(t, s.links[i])
 	s.plugged[i] = in
@@ -84,7 +90,7 @@ func (s *soak) replug(t *testing.T, i int) time.Duration {
 }
 
 // startClients starts every client, each in its goroutine, until finish.
-func (s *soak) startClients(t *testing.T) {
+func (s *soak) startClients(t testing.TB) {
 	t.Helper()
 	admin := func(n *soakNode) string { return readAdminToken(t, n.dir) }
 	b, m := s.bench, s.meters

@@ -620,7 +620,7 @@ func toolCallID(id, name string, args map[string]any) string {
 }
 
 // waitFor polls cond until it holds, failing the test past waitLong.
-func waitFor(t *testing.T, what string, cond func() bool) {
+func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(waitLong)
 	for !cond() {

@@ -13,7 +13,7 @@ import (
 // openPTMX opens a pseudo-terminal (posix_openpt, unlockpt and ptsname by
 // hand) and returns its master, closed when the test ends, and the path
 // of its slave. Without pseudo-terminals the test is skipped.
-func openPTMX(t *testing.T) (master *os.File, slave string) {
+func openPTMX(t testing.TB) (master *os.File, slave string) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {

@@ -77,7 +77,7 @@ func (s *stream) text() string {
 // waitFor waits until a line from index from on matches pattern, and
 // returns the index of that line and the submatches. It fails the test
 // when within passes first or when the stream ends without one.
-func (s *stream) waitFor(t *testing.T, from int, pattern string, within time.Duration) (int, []string) {
+func (s *stream) waitFor(t testing.TB, from int, pattern string, within time.Duration) (int, []string) {
 	t.Helper()
 	i, m, err := s.await(from, pattern, within)
 	if err != nil {

@@ -245,6 +245,10 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 		}
 		d.Schema = device.Schema{Type: device.TypeObject, Properties: props}
 		d.Access, d.Risk = device.AccessRead, device.RiskLow
+		d.Bus, d.Chip = i2cBusPath(dc.Bus), dc.Driver
+		if dc.Address != nil {
+			d.Address = hexAddr(*dc.Address)
+		}
 	case device.KindSerial:
 		d.Schema = device.Schema{Type: device.TypeString, MaxLength: &maxLen}
 		d.NoSafeReason = serialNoSafe
@@ -330,6 +334,14 @@ func (dc DeviceConfig) SensorInterval() time.Duration {
 		return *dc.Interval
 	}
 	return DefaultSensorInterval
+}
+
+// i2cBusPath is an I2C bus as its device file: "1" is "/dev/i2c-1".
+func i2cBusPath(bus string) string {
+	if bus == "" || strings.HasPrefix(bus, "/") {
+		return bus
+	}
+	return "/dev/i2c-" + bus
 }
 
 // listWords joins words as "a, b or c".

@@ -447,14 +447,20 @@ devices:
 		d.Pin, d.Frequency = pin, freq
 		return d
 	}
+	// A sensor carries its bus, address and chip (extensions too).
+	onBus := func(d device.Descriptor, bus, addr, chip string) device.Descriptor {
+		d.Bus, d.Address, d.Chip = bus, addr, chip
+		return d
+	}
 	want := []device.Descriptor{
 		wired(d("i", device.KindGPIOInput, "Button", r, low, boolean, nil, "panel"), "button1", 0),
 		d("m", device.KindSerial, "", rw, high, device.Schema{Type: device.TypeString, MaxLength: &maxLen}, "OUTP OFF"),
 		wired(d("o", device.KindGPIOOutput, "", rw, high, boolean, false), "relay1", 0),
 		wired(d("p", device.KindPWM, "", rw, high, device.Schema{Type: device.TypeNumber, Minimum: &zero, Maximum: &hundred, Unit: "%"}, 0.0), "servo", 50),
-		d("s", device.KindSensor, "", r, low, device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{"ain1": volts, "ain3": volts}}, nil),
-		d("t", device.KindSensor, "", r, high, device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{
-			"temperature": {Type: device.TypeNumber, Unit: "Cel"}}}, nil),
+		onBus(d("s", device.KindSensor, "", r, low, device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{"ain1": volts, "ain3": volts}}, nil),
+			"/dev/i2c-0", "0x49", "ads1115"),
+		onBus(d("t", device.KindSensor, "", r, high, device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{
+			"temperature": {Type: device.TypeNumber, Unit: "Cel"}}}, nil), "/dev/i2c-3", "0x48", "tmp102"),
 	}
 	if got := c.Descriptors(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Descriptors() =\n%+v\nwant\n%+v", got, want)
