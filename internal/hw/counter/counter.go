@@ -9,6 +9,11 @@
 // pulses counted in the last window, divided by the window, so it is
 // known to ±1 pulse per window and falls to 0 one window after the
 // pulses stop.
+//
+// Device is the `counter` device of a board's configuration: a Tally fed
+// with the edges of one GPIO line as the kernel reports them
+// (internal/hw/gpioevent), publishing {count, rate}, its total kept in
+// the state directory.
 package counter
 
 import (
@@ -22,6 +27,11 @@ import (
 
 	"github.com/openhal/gateway/internal/atomicfile"
 )
+
+// DefaultWindow is the rate's window a counter is given unless its
+// configuration says otherwise: a gate of one second, so the rate in Hz
+// is known to ±1 Hz and falls to 0 a second after the pulses stop.
+const DefaultWindow = time.Second
 
 // MaxKept bounds the edges a Tally keeps for its rate: past it, in one
 // window, the rate is taken over the time the kept ones span instead.
@@ -64,6 +74,15 @@ func (t *Tally) Edge(ts time.Time) bool {
 	t.last = ts
 	t.keep(ts)
 	return true
+}
+
+// AddUntimed counts n pulses whose times are not known (edges the
+// kernel dropped when its buffer was full: their number is known from the
+// line's sequence numbers). They are in Total, and missing from Rate.
+func (t *Tally) AddUntimed(n uint64) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.total += n
 }
 
 func (t *Tally) keep(ts time.Time) {
