@@ -45,6 +45,12 @@ type DeviceConfig struct {
 	Thresholds map[string]float64 `yaml:"thresholds"` // sensor: by quantity
 	Options    *SensorOptions     `yaml:"options"`    // sensor: the driver's
 
+	// counter (issue 30, point 6); it takes pin, pull, edge, debounce
+	// and interval too.
+	PerPulse *float64       `yaml:"perPulse"` // counter: how much of unit one pulse is
+	Unit     string         `yaml:"unit"`     // counter: the unit of perPulse (l, m3, m...)
+	Window   *time.Duration `yaml:"window"`   // counter: the rate's window
+
 	Port      string `yaml:"port"`      // serial: device path
 	Baud      *int   `yaml:"baud"`      // serial
 	DataBits  *int   `yaml:"dataBits"`  // serial: 5 to 8 (8)

@@ -55,7 +55,7 @@ const (
 
 // hwKinds are the kinds a real board's device may have, in the order
 // messages list them.
-var hwKinds = []string{device.KindGPIOOutput, device.KindGPIOInput, device.KindPWM, device.KindSensor, device.KindSerial}
+var hwKinds = []string{device.KindGPIOOutput, device.KindGPIOInput, device.KindPWM, device.KindSensor, device.KindSerial, KindCounter}
 
 // kindFields lists the fields each kind takes beyond those every kind
 // takes (commonFields); every other hardware field is refused.
@@ -65,6 +65,7 @@ var kindFields = map[string][]string{
 	device.KindPWM:        {"pin", "initial", "frequency", "pwm"},
 	device.KindSensor:     {"driver", "bus", "address", "interval", "thresholds", "options"},
 	device.KindSerial:     {"port", "baud", "dataBits", "parity", "stopBits", "delimiter"},
+	KindCounter:           {"pin", "pull", "edge", "debounce", "perPulse", "unit", "interval", "window"},
 }
 
 // commonFields are the fields of every device entry; risk, safe,
@@ -252,6 +253,8 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 	case device.KindSerial:
 		d.Schema = device.Schema{Type: device.TypeString, MaxLength: &maxLen}
 		d.NoSafeReason = serialNoSafe
+	case KindCounter:
+		d = dc.counterDescriptor(d)
 	default:
 		return device.Descriptor{}, false
 	}

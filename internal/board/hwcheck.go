@@ -83,6 +83,8 @@ func (v *validator) hardware(c *Config, t target) []device.Descriptor {
 			v.sensorDevice(path, id, dc, t, u)
 		case device.KindSerial:
 			v.serialDevice(path, id, dc, u)
+		case KindCounter:
+			v.counterDevice(path, id, dc, t, u)
 		}
 		d, ok := dc.descriptor(id)
 		if !ok || !valid {

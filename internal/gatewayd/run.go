@@ -82,6 +82,7 @@ func (b build) cmdRun(args []string, stdout, stderr io.Writer) error {
 	setMemoryLimit(log)
 	logConfigWarnings(log, cfg)
 	dir := firstNonEmpty(*stateDir, cfg.StateDir, cli.DefaultStateDir())
+	cfg.StateDir = dir // the one in use: the board keeps its counters' totals there (hardware.Build)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

@@ -24,6 +24,7 @@ import (
 	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/internal/board/profile"
 	"github.com/openhal/gateway/internal/clock"
+	"github.com/openhal/gateway/internal/hw/gpioevent"
 	"github.com/openhal/gateway/internal/hw/gpioline"
 	"github.com/openhal/gateway/internal/hw/pwm"
 	"github.com/openhal/gateway/internal/hw/sensor"
@@ -41,6 +42,9 @@ type Host interface {
 	// PWMRoot is the sysfs root hardware PWM channels live under
 	// ("/sys"); FindByController reads <root>/class/pwm.
 	PWMRoot() string
+	// EdgeLine requests a GPIO line, found as Line finds it, as an input
+	// whose edges the kernel reports with their timestamps (a counter's).
+	EdgeLine(ref profile.LineRef, cfg gpioevent.Config) (gpioevent.Source, error)
 }
 
 // Build makes a device for each device cfg declares on prof, in id
@@ -104,6 +108,8 @@ func (b *builder) device(desc device.Descriptor, dc board.DeviceConfig) (device.
 		return b.sensor(desc, dc)
 	case device.KindSerial:
 		return serialline.NewPortDevice(desc, dc.PortConfig(), b.clk, b.log), nil
+	case board.KindCounter:
+		return b.counter(desc, dc)
 	}
 	return nil, fmt.Errorf("kind %q: not a hardware kind", dc.Kind)
 }

@@ -32,6 +32,7 @@ type fakeHost struct {
 	buses  map[string]*i2ctest.Playback
 	root   string
 	opened []string
+	edges  map[profile.LineRef]*edgeLine // counters' lines (build_counter_test.go)
 }
 
 func (h *fakeHost) Line(ref profile.LineRef) (gpio.PinIO, error) {
