@@ -98,7 +98,9 @@ func TestCounterSettings(t *testing.T) {
 }
 
 func TestCounterErrors(t *testing.T) {
-	ctr := func(fields string) string { return rpi4 + "  garden.flow: {kind: counter, pin: GPIO17, " + fields + "}\n" }
+	ctr := func(fields string) string {
+		return rpi4 + "  garden.flow: {kind: counter, pin: GPIO17, " + fields + "}\n"
+	}
 	for _, tt := range []struct {
 		name, yaml, want string
 	}{
