@@ -23,6 +23,8 @@
 //	                                 unit_of_measurement from its SenML unit (units),
 //	                                 state_class measurement, value_template
 //	                                 {{ value_json.<prop> }}; other properties: none
+//	sensor, chip "counter"           as an object; its count is a total: state_class
+//	                                 total_increasing, device class from totals.go
 //	sensor, number                   one sensor, as a property
 //	sensor or serial, string         writable: text (max from maxLength, at most 255;
 //	                                 command_template {{ value | tojson }}); read-only:

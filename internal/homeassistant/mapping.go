@@ -134,6 +134,7 @@ func (m mapper) numericSensor(d device.Descriptor, prop string, s device.Schema,
 	c.DeviceClass, c.Unit = q.class, q.unit
 	c.StateClass = "measurement"
 	c.ValueTemplate = tmpl
+	counterTotal(d, prop, s, &c)
 	return c
 }
 
