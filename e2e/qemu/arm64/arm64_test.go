@@ -59,6 +59,21 @@ devices:
     kind: serial
     port: /dev/ttyS0
     baud: 115200
+  bench.flow:
+    kind: counter
+    pin: "gwsim:5"
+    pull: down
+    perPulse: 0.5
+    unit: l
+  bench.wind:
+    kind: counter
+    pin: "gwsim:6"
+    pull: down
+    debounce: 30ms
+  bench.pulses:
+    kind: counter
+    pin: "gwsim:7"
+    pull: down
 stopButton: bench.stop
 `
 
@@ -130,6 +145,10 @@ func TestGatewayOnArm64(t *testing.T) {
 	r.Check("serial PCI (8250, /dev/ttyS0): instrument line -> hal/value, *IDN? with reply", func() error { return s.serial("bench.psu", b.pci) })
 	r.Check("serial USB unplug (QMP device_del) -> offline, replug (device_add) -> ok and answers", s.replug)
 	r.Check("stop button STOP pressed -> hal/stopped, relay driven safe; released -> resume", s.stopButton)
+	r.Check("counter bench.flow (gwsim:5): 100 pulses at 20 Hz -> count: the kernel's edges x 0.5 l; each rate: the edges written in its window; then 0", s.counterTrain)
+	r.Check("counter bench.wind, debounce 30ms: 20 ringing pulses -> count 20", s.counterDebounce)
+	r.Check("counter bench.pulses: 400 pulses while the gateway is stopped -> the kernel drops all but 256, all counted, the drop logged", s.counterDrops)
+	r.Check("counter kept across a clean restart (SIGTERM, started again) in the state directory", s.counterRestart)
 	t.Logf("all checks done after %s", time.Since(started).Round(100*time.Millisecond))
 }
 
@@ -154,6 +173,7 @@ func startBench(ctx context.Context, t *testing.T) *bench {
 	err = qemutest.WriteInitrd(base, initrd, []qemutest.File{
 		{Name: "gateway", Mode: 0o755, Data: gw},
 		{Name: "etc/gateway/gateway.yaml", Mode: 0o644, Data: []byte(gatewayYAML)},
+		{Name: guestPulsegen[1:], Mode: 0o755, Data: pulsegen(t)},
 	})
 	if err != nil {
 		t.Fatal(err)
