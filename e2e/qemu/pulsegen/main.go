@@ -1,16 +1,18 @@
-// Command pulsegen drives a gpio-sim line with a pulse train, for the
-// QEMU tests of the gateway's counters: it writes pull-up and pull-down to
-// the line's sysfs pull attribute, each rising edge at start + i×period
-// and each falling edge high later (an absolute schedule: a late write
-// does not shift the ones after it), but never two writes closer than
-// gap. gpio-sim raises one interrupt for edges written faster than the
-// kernel handles them, as a real GPIO controller does for edges faster
-// than its interrupt: the gap keeps every edge an edge when the guest
-// stalls and the train catches up. With -bounce each rising edge rings
-// first: up, down, up, written back to back, as a reed switch's contacts
-// do (those are meant to merge or be debounced).
+// Command pulsegen drives a gpio-sim line for the QEMU tests of the
+// gateway's counters, by writing pull-up and pull-down to the line's
+// sysfs pull attribute.
 //
-// It prints two lines when done:
+// As a pulse train (-n): each rising edge at start + i×period and each
+// falling edge high later (an absolute schedule: a late write does not
+// shift the ones after it), never two writes closer than gap. With -irq
+// NAME (the line's consumer, which names its interrupt) it also waits,
+// after each rising edge, until the kernel's interrupt thread for the
+// line has run: the kernel stamps and numbers an edge in that thread, and
+// edges that come before it has run for the last one are merged into one
+// event, unnumbered, as on a real controller. A TCG guest on a loaded
+// host stalls a vCPU for hundreds of milliseconds, and that thread with
+// it; waiting makes every pulse written an edge the kernel reports, so
+// that the test knows the count the counter must reach. It prints:
 //
 //	pulses N elapsed DURATION late DURATION
 //	rising T1 T2 ...
@@ -19,31 +21,39 @@
 // clock (Unix nanoseconds) when each rising edge's write returned: the
 // train as it really was, which the test judges the counter's rates by.
 //
+// With -write WORDS it writes the comma-separated words back to back
+// and exits: "pull-up,pull-down,pull-up" is a closing contact that
+// rings.
+//
 // It is test support, built for the guest by the test (e2e/binaries).
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 )
 
 type train struct {
+	n                 int
 	period, high, gap time.Duration
-	bounce            bool
+	irq               string // the line's consumer; "" waits for nothing
 }
 
 func main() {
 	pull := flag.String("pull", "", "the line's sysfs pull attribute (.../sim_gpioN/pull)")
-	n := flag.Int("n", 0, "pulses to make")
+	write := flag.String("write", "", "write these comma-separated words back to back, and exit")
 	var tr train
+	flag.IntVar(&tr.n, "n", 0, "pulses to make")
 	flag.DurationVar(&tr.period, "period", 50*time.Millisecond, "from one rising edge to the next")
 	flag.DurationVar(&tr.high, "high", 0, "how long each pulse stays high (default: half the period)")
 	flag.DurationVar(&tr.gap, "gap", 0, "the least time between two writes (default: a quarter of the shorter of high and low)")
-	flag.BoolVar(&tr.bounce, "bounce", false, "ring at each rising edge: up, down, up")
+	flag.StringVar(&tr.irq, "irq", "", "the line's consumer: wait for its interrupt thread after each rising edge")
 	flag.Parse()
 	if tr.high == 0 {
 		tr.high = tr.period / 2
@@ -51,15 +61,43 @@ func main() {
 	if tr.gap == 0 {
 		tr.gap = min(tr.high, tr.period-tr.high) / 4
 	}
-	if err := run(*pull, *n, tr); err != nil {
+	var err error
+	if *write != "" {
+		err = words(*pull, strings.Split(*write, ","))
+	} else {
+		err = run(*pull, tr)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "pulsegen:", err)
 		os.Exit(1)
 	}
 }
 
-func run(path string, n int, tr train) error {
-	if path == "" || n < 1 || tr.period <= 0 || tr.high <= 0 || tr.high >= tr.period || tr.gap < 0 {
-		return fmt.Errorf("want -pull PATH, -n > 0, 0 < -high < -period and -gap >= 0")
+func words(path string, ws []string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	for _, w := range ws {
+		if _, err := f.WriteAt([]byte(w), 0); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func run(path string, tr train) error {
+	if path == "" || tr.n < 1 || tr.period <= 0 || tr.high <= 0 || tr.high >= tr.period || tr.gap < 0 {
+		return errors.New("want -pull PATH, -n > 0, 0 < -high < -period and -gap >= 0")
+	}
+	handled := func() (int, error) { return 0, nil }
+	if tr.irq != "" {
+		status, err := irqThread(tr.irq)
+		if err != nil {
+			return err
+		}
+		handled = func() (int, error) { return switches(status) }
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
@@ -68,39 +106,102 @@ func run(path string, n int, tr train) error {
 	defer f.Close()
 	var last time.Time // the last write
 	var late time.Duration
-	// edge writes words at due, or gap after the last write if later.
-	edge := func(due time.Time, words ...string) error {
+	// edge writes word at due, or gap after the last write if later.
+	edge := func(due time.Time, word string) error {
 		at := due
 		if next := last.Add(tr.gap); next.After(at) {
 			at = next
 		}
 		time.Sleep(time.Until(at))
-		for _, w := range words {
-			if _, err := f.WriteAt([]byte(w), 0); err != nil { // one store of the attribute each
-				return err
-			}
+		if _, err := f.WriteAt([]byte(word), 0); err != nil { // one store of the attribute
+			return err
 		}
 		last = time.Now()
 		late = max(late, last.Sub(due))
 		return nil
 	}
-	up := []string{"pull-up"}
-	if tr.bounce {
-		up = []string{"pull-up", "pull-down", "pull-up"}
-	}
-	rising := make([]string, 0, n)
+	rising := make([]string, 0, tr.n)
 	start := time.Now()
-	for i := range n {
+	for i := range tr.n {
 		rise := start.Add(time.Duration(i) * tr.period)
-		if err := edge(rise, up...); err != nil {
+		before, err := handled()
+		if err != nil {
+			return err
+		}
+		if err := edge(rise, "pull-up"); err != nil {
 			return err
 		}
 		rising = append(rising, strconv.FormatInt(last.UnixNano(), 10))
+		if tr.irq != "" {
+			if err := waitHandled(handled, before); err != nil {
+				return fmt.Errorf("pulse %d: %w", i+1, err)
+			}
+		}
 		if err := edge(rise.Add(tr.high), "pull-down"); err != nil {
 			return err
 		}
 	}
-	fmt.Printf("pulses %d elapsed %v late %v\n", n, time.Since(start), late)
+	fmt.Printf("pulses %d elapsed %v late %v\n", tr.n, time.Since(start), late)
 	fmt.Printf("rising %s\n", strings.Join(rising, " "))
 	return nil
+}
+
+// waitHandled waits until the interrupt thread has run since it had run
+// before times. It polls /proc: test support, with nothing to wake it.
+func waitHandled(handled func() (int, error), before int) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		n, err := handled()
+		if err != nil || n > before {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return errors.New("the line's interrupt thread did not run within 10s")
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// irqThread finds the status file of the interrupt thread of the line
+// whose consumer is name: /proc/interrupts names the interrupt after it
+// ("... Edge      bench.flow"), and the thread is "irq/N-<name>" (its comm
+// cut to 15 bytes).
+func irqThread(name string) (string, error) {
+	b, err := os.ReadFile("/proc/interrupts")
+	if err != nil {
+		return "", err
+	}
+	irq := ""
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 1 && f[len(f)-1] == name && strings.HasSuffix(f[0], ":") {
+			irq = strings.TrimSuffix(f[0], ":")
+		}
+	}
+	if irq == "" {
+		return "", fmt.Errorf("no interrupt named %s in /proc/interrupts", name)
+	}
+	comms, _ := filepath.Glob("/proc/[0-9]*/comm")
+	for _, c := range comms {
+		comm, err := os.ReadFile(c)
+		if err == nil && strings.HasPrefix(string(comm), "irq/"+irq+"-") {
+			return filepath.Join(filepath.Dir(c), "status"), nil
+		}
+	}
+	return "", fmt.Errorf("no thread irq/%s-%s", irq, name)
+}
+
+// switches reads how many times the thread has gone to sleep of its own
+// accord: once each time it has handled its interrupt.
+func switches(status string) (int, error) {
+	b, err := os.ReadFile(status)
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "voluntary_ctxt_switches:"); ok {
+			return strconv.Atoi(strings.TrimSpace(v))
+		}
+	}
+	return 0, fmt.Errorf("%s: no voluntary_ctxt_switches", status)
 }
