@@ -15,11 +15,14 @@
 // that the test knows the count the counter must reach. It prints:
 //
 //	pulses N elapsed DURATION late DURATION
-//	rising T1 T2 ...
+//	rising FROM1-TO1 FROM2-TO2 ...
 //
-// late being the most any write came after its time, and T the wall
-// clock (Unix nanoseconds) when each rising edge's write returned: the
-// train as it really was, which the test judges the counter's rates by.
+// late being the most any write came after its time, and FROM-TO, in
+// wall-clock Unix nanoseconds, when each rising edge may have been
+// stamped by the kernel: from the start of its write to when the
+// interrupt thread was seen to have run (with -irq; else the write's
+// return). That is the train as it really was, which the test judges the
+// counter's rates by.
 //
 // With -write WORDS it writes the comma-separated words back to back
 // and exits: "pull-up,pull-down,pull-up" is a closing contact that
@@ -104,7 +107,7 @@ func run(path string, tr train) error {
 		return err
 	}
 	defer f.Close()
-	var last time.Time // the last write
+	var began, last time.Time // the last write's start and end
 	var late time.Duration
 	// edge writes word at due, or gap after the last write if later.
 	edge := func(due time.Time, word string) error {
@@ -113,6 +116,7 @@ func run(path string, tr train) error {
 			at = next
 		}
 		time.Sleep(time.Until(at))
+		began = time.Now()
 		if _, err := f.WriteAt([]byte(word), 0); err != nil { // one store of the attribute
 			return err
 		}
@@ -131,12 +135,14 @@ func run(path string, tr train) error {
 		if err := edge(rise, "pull-up"); err != nil {
 			return err
 		}
-		rising = append(rising, strconv.FormatInt(last.UnixNano(), 10))
+		stamped := last
 		if tr.irq != "" {
 			if err := waitHandled(handled, before); err != nil {
 				return fmt.Errorf("pulse %d: %w", i+1, err)
 			}
+			stamped = time.Now()
 		}
+		rising = append(rising, fmt.Sprintf("%d-%d", began.UnixNano(), stamped.UnixNano()))
 		if err := edge(rise.Add(tr.high), "pull-down"); err != nil {
 			return err
 		}
