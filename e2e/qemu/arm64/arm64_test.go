@@ -147,7 +147,7 @@ func TestGatewayOnArm64(t *testing.T) {
 	r.Check("serial PCI (8250, /dev/ttyS0): instrument line -> hal/value, *IDN? with reply", func() error { return s.serial("bench.psu", b.pci) })
 	r.Check("serial USB unplug (QMP device_del) -> offline, replug (device_add) -> ok and answers", s.replug)
 	r.Check("stop button STOP pressed -> hal/stopped, relay driven safe; released -> resume", s.stopButton)
-	r.Check("counter bench.flow (gwsim:5): 100 pulses at 20 Hz -> count 50 l; each rate: the edges written in its window; then 0", s.counterTrain)
+	r.Check("counter bench.flow (gwsim:5): 100 pulses at 20 Hz -> count 50 l; each rate: the edges stamped in its window; then 0", s.counterTrain)
 	r.Check("counter bench.wind, debounce 30ms, both edges: 10 ringing closings and openings -> count 20, the rings nothing", s.counterDebounce)
 	r.Check("counter bench.pulses: 400 pulses while the gateway is stopped -> the kernel drops 144, all 400 counted, the drop logged", s.counterDrops)
 	r.Check("counter kept across a clean restart (SIGTERM, started again) in the state directory", s.counterRestart)
