@@ -18,7 +18,7 @@ import (
 // docs/configuration.md list which fields each kind takes. A nil pointer,
 // an empty string or a nil map is a field the file leaves out.
 type DeviceConfig struct {
-	// Kind is gpio.output, gpio.input, pwm, sensor or serial (real
+	// Kind is gpio.output, gpio.input, pwm, sensor, serial or servo (real
 	// boards only).
 	Kind  string   `yaml:"kind"`
 	Label string   `yaml:"label"`
@@ -51,6 +51,13 @@ type DeviceConfig struct {
 	Parity    string `yaml:"parity"`    // serial: none, odd, even, mark, space
 	StopBits  string `yaml:"stopBits"`  // serial: 1 or 2
 	Delimiter string `yaml:"delimiter"` // serial: one byte ("\n")
+
+	// Servo (issue 30, point 4; servo.go): its calibration and speed.
+	MinPulseUs *int     `yaml:"minPulseUs"` // servo: pulse at minAngle in µs (1000)
+	MaxPulseUs *int     `yaml:"maxPulseUs"` // servo: pulse at maxAngle in µs (2000)
+	MinAngle   *float64 `yaml:"minAngle"`   // servo: degrees (0)
+	MaxAngle   *float64 `yaml:"maxAngle"`   // servo: degrees (180)
+	Rate       *float64 `yaml:"rate"`       // servo: degrees a second; nil: moves at once
 
 	// Risk overrides the device's risk: low or high.
 	Risk *device.Risk `yaml:"risk"`

@@ -55,7 +55,7 @@ const (
 
 // hwKinds are the kinds a real board's device may have, in the order
 // messages list them.
-var hwKinds = []string{device.KindGPIOOutput, device.KindGPIOInput, device.KindPWM, device.KindSensor, device.KindSerial}
+var hwKinds = []string{device.KindGPIOOutput, device.KindGPIOInput, device.KindPWM, device.KindSensor, device.KindSerial, KindServo}
 
 // kindFields lists the fields each kind takes beyond those every kind
 // takes (commonFields); every other hardware field is refused.
@@ -65,6 +65,7 @@ var kindFields = map[string][]string{
 	device.KindPWM:        {"pin", "initial", "frequency", "pwm"},
 	device.KindSensor:     {"driver", "bus", "address", "interval", "thresholds", "options"},
 	device.KindSerial:     {"port", "baud", "dataBits", "parity", "stopBits", "delimiter"},
+	KindServo:             {"pin", "pwm", "frequency", "initial", "minPulseUs", "maxPulseUs", "minAngle", "maxAngle", "rate"},
 }
 
 // commonFields are the fields of every device entry; risk, safe,
@@ -206,6 +207,7 @@ func (c *Config) hardwareDescriptors() []device.Descriptor {
 	var out []device.Descriptor
 	for _, id := range slices.Sorted(maps.Keys(c.Devices)) {
 		if d, ok := c.Devices[id].descriptor(id); ok {
+			d = c.onChip(d, c.Devices[id]) // servo.go
 			out = append(out, d)
 		}
 	}
@@ -252,6 +254,8 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 	case device.KindSerial:
 		d.Schema = device.Schema{Type: device.TypeString, MaxLength: &maxLen}
 		d.NoSafeReason = serialNoSafe
+	case KindServo:
+		d = dc.servoDescriptor(d)
 	default:
 		return device.Descriptor{}, false
 	}
@@ -276,7 +280,7 @@ func (dc DeviceConfig) options() SensorOptions {
 // safe: none. It is nil for the other kinds.
 func (dc DeviceConfig) InitialValue() any {
 	switch {
-	case dc.Kind != device.KindGPIOOutput && dc.Kind != device.KindPWM:
+	case dc.Kind != device.KindGPIOOutput && dc.Kind != device.KindPWM && dc.Kind != KindServo:
 		return nil
 	case dc.Initial != nil:
 		return dc.Initial

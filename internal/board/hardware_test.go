@@ -133,17 +133,17 @@ func TestHardwareErrors(t *testing.T) {
 		name, yaml, want string
 	}{
 		// Entries.
-		{"no kind", dev("bench.relay", "pin: GPIO17"), "devices.bench.relay.kind: required (gpio.output, gpio.input, pwm, sensor or serial)"},
-		{"unknown kind", dev("bench.relay", "kind: relay, pin: GPIO17"), `devices.bench.relay.kind: unknown kind "relay" (want gpio.output, gpio.input, pwm, sensor or serial)`},
+		{"no kind", dev("bench.relay", "pin: GPIO17"), "devices.bench.relay.kind: required (gpio.output, gpio.input, pwm, sensor, serial or servo)"},
+		{"unknown kind", dev("bench.relay", "kind: relay, pin: GPIO17"), `devices.bench.relay.kind: unknown kind "relay" (want gpio.output, gpio.input, pwm, sensor, serial or servo)`},
 		{"bad id", dev("Bench.Relay", "kind: gpio.output, pin: GPIO17"), `devices.Bench.Relay: "Bench.Relay" is not a device id: want lowercase letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64`},
 		{"empty tag", out("tags: [bench, '']"), `devices.bench.relay.tags[1]: "" is not a tag: want a word without spaces or commas`},
 		{"tag twice", out("tags: [bench, bench]"), `devices.bench.relay.tags[1]: tag "bench" listed twice`},
 		{"unknown field", out("colour: red"), "devices.bench.relay.colour: unknown field"},
 		// Fields of another kind.
-		{"initial on an input", in("initial: false"), "devices.bench.stop.initial: a gpio.input device has no initial (initial is for gpio.output or pwm devices)"},
+		{"initial on an input", in("initial: false"), "devices.bench.stop.initial: a gpio.input device has no initial (initial is for gpio.output, pwm or servo devices)"},
 		{"safe on an input", in("safe: false"), "devices.bench.stop.safe: " + ro("bench.stop", "safe")},
 		{"pull on an output", out("pull: up"), "devices.bench.relay.pull: a gpio.output device has no pull (pull is for gpio.input devices)"},
-		{"pin on a sensor", sens("kind: sensor, driver: sht3x, bus: 1, address: 0x44, pin: GPIO4"), "devices.bench.th.pin: a sensor device has no pin (pin is for gpio.output, gpio.input or pwm devices)"},
+		{"pin on a sensor", sens("kind: sensor, driver: sht3x, bus: 1, address: 0x44, pin: GPIO4"), "devices.bench.th.pin: a sensor device has no pin (pin is for gpio.output, gpio.input, pwm or servo devices)"},
 		{"baud on an output", out("baud: 9600"), "devices.bench.relay.baud: a gpio.output device has no baud (baud is for serial devices)"},
 		{"invert on a pwm", pwm("pin: GPIO18, frequency: 100, invert: true"), "devices.bench.fan.invert: a pwm device has no invert (invert is for gpio.output or gpio.input devices)"},
 		{"rules on a sensor", sens("kind: sensor, driver: sht3x, bus: 1, address: 0x44, rules: {rateLimit: 1}"), "devices.bench.th.rules.rateLimit: " + ro("bench.th", "rateLimit")},
@@ -255,13 +255,13 @@ func TestHardwareErrors(t *testing.T) {
 		{"interlock on an undeclared device", rpi4 + "  bench.relay: {kind: gpio.output, pin: GPIO17, safe: false, rules: {interlock: [{device: bench.door, op: eq, value: false}]}}\n",
 			`devices.bench.relay.rules.interlock[0].device: no such device "bench.door"`},
 		{"interlock on a device with a bad kind", rpi4 + "  bench.door: {kind: contact, pin: GPIO22}\n  bench.relay: {kind: gpio.output, pin: GPIO17, safe: false, rules: {interlock: [{device: bench.door, op: eq, value: false}]}}\n",
-			`devices.bench.door.kind: unknown kind "contact" (want gpio.output, gpio.input, pwm, sensor or serial)`},
+			`devices.bench.door.kind: unknown kind "contact" (want gpio.output, gpio.input, pwm, sensor, serial or servo)`},
 		{"minimum on a pwm above its schema", pwm("pin: GPIO18, frequency: 100, rules: {minimum: 120}"), "devices.bench.fan.rules.minimum: 120 is outside bench.fan's range (0 to 100)"},
 		{"unknown risk", out("risk: medium"), `devices.bench.relay.risk: want low or high, got "medium"`},
 		// The stop button.
 		{"output as stop button", rpi4 + relay + "stopButton: bench.relay\n", "stopButton: bench.relay is a gpio.output; a stop button must be a gpio.input"},
 		{"undeclared stop button", rpi4 + relay + "stopButton: bench.stop\n", `stopButton: no such device "bench.stop"`},
-		{"stop button with a bad kind", rpi4 + "  bench.stop: {pin: GPIO27}\nstopButton: bench.stop\n", "devices.bench.stop.kind: required (gpio.output, gpio.input, pwm, sensor or serial)"},
+		{"stop button with a bad kind", rpi4 + "  bench.stop: {pin: GPIO27}\nstopButton: bench.stop\n", "devices.bench.stop.kind: required (gpio.output, gpio.input, pwm, sensor, serial or servo)"},
 		// Other boards.
 		{"rpi5 channel", "board: rpi5\ndevices:\n  bench.fan: {kind: pwm, pin: GPIO18, frequency: 100, pwm: {chip: 1f00098000.pwm, channel: 0}}\n",
 			"devices.bench.fan.pwm.channel: GPIO18 carries channel 2 of 1f00098000.pwm, not channel 0"},
@@ -357,7 +357,7 @@ stopButton: bench.relay
 		"devices.bench.relay.safe: 3 does not fit bench.relay: want a boolean, got a number",
 		"devices.bench.heat2.pin: pin11 (GPIO17) is also used by devices.bench.heat",
 		`devices.bench.stop.edge: unknown edge "any" (want both, rising or falling)`,
-		"devices.bench.stop.initial: a gpio.input device has no initial (initial is for gpio.output or pwm devices)",
+		"devices.bench.stop.initial: a gpio.input device has no initial (initial is for gpio.output, pwm or servo devices)",
 		"devices.bench.th.address: 0x99 is out of range for sht3x (0x44 or 0x45)",
 		"devices.bench.th3.address: 0x44 on bus 1 is also used by devices.bench.th2",
 		`devices.bench.x.driver: unknown driver "bme281" (want bme280, sht3x, sht4x, ads1115, mcp9808, tmp102 or tmp105)`,

@@ -87,6 +87,8 @@ func (v *validator) hardware(c *Config, t target) []device.Descriptor {
 			v.sensorDevice(path, id, dc, t, u)
 		case device.KindSerial:
 			v.serialDevice(path, id, dc, u)
+		case KindServo:
+			v.servoDevice(path, id, dc, t, u) // hwcheck_servo.go
 		}
 		d, ok := dc.descriptor(id)
 		if !ok || !valid {
@@ -244,6 +246,9 @@ func (v *validator) gpioDevice(path, id string, dc DeviceConfig, t target, u *us
 // pwmDevice checks a pwm device: its frequency, and its pin and channel
 // against the board's PWM blocks.
 func (v *validator) pwmDevice(path, id string, dc DeviceConfig, t target, u *usage) {
+	if v.pwmOnChip(path, id, dc, u) { // hwcheck_servo.go
+		return
+	}
 	p := dc.PWM
 	software := p != nil && p.Software
 	v.frequency(path+".frequency", dc.Frequency, software)

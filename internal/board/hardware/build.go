@@ -25,6 +25,7 @@ import (
 	"github.com/openhal/gateway/internal/board/profile"
 	"github.com/openhal/gateway/internal/clock"
 	"github.com/openhal/gateway/internal/hw/gpioline"
+	"github.com/openhal/gateway/internal/hw/i2c/pca9685"
 	"github.com/openhal/gateway/internal/hw/pwm"
 	"github.com/openhal/gateway/internal/hw/sensor"
 	"github.com/openhal/gateway/internal/hw/serialline"
@@ -81,6 +82,8 @@ type builder struct {
 	log     *slog.Logger
 	buses   map[string]i2c.Bus // by the configuration's bus name: sensors share them
 	closers []func() error
+
+	pcas map[string]*pca9685.Shared // PCA9685s by chip name (build_pca9685.go)
 }
 
 func (b *builder) release() {
@@ -104,6 +107,8 @@ func (b *builder) device(desc device.Descriptor, dc board.DeviceConfig) (device.
 		return b.sensor(desc, dc)
 	case device.KindSerial:
 		return serialline.NewPortDevice(desc, dc.PortConfig(), b.clk, b.log), nil
+	case board.KindServo:
+		return b.servo(desc, dc) // build_pca9685.go
 	}
 	return nil, fmt.Errorf("kind %q: not a hardware kind", dc.Kind)
 }
@@ -166,6 +171,9 @@ func (b *builder) input(desc device.Descriptor, dc board.DeviceConfig) (device.D
 }
 
 func (b *builder) pwm(desc device.Descriptor, dc board.DeviceConfig) (device.Device, error) {
+	if _, _, ok := b.cfg.PCA9685(dc); ok {
+		return b.pca9685PWM(desc, dc) // build_pca9685.go
+	}
 	initial, ok := dc.InitialValue().(float64)
 	if !ok {
 		return nil, fmt.Errorf("initial value %v is not a number", dc.InitialValue())
