@@ -47,6 +47,7 @@ var units = map[string]quantity{
 	"%EL":  {"battery", "%"},
 	"s":    {"duration", "s"},
 	"ms":   {"duration", "ms"},
+	"deg":  {"", "°"}, // a servo's angle: no sensor class is an angle
 }
 
 // quantityOf is the device class and Home Assistant unit of a SenML unit.
