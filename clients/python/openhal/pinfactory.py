@@ -10,6 +10,13 @@ numbering (``17``, ``"GPIO17"``, ``"BCM17"``, ``"BOARD11"``, ``"J8:11"``) is
 mapped to the Raspberry Pi's BCM numbers, and a device id (``"sim.led"``)
 names a device directly.
 
+A servo of the gateway (kind ``x.servo``) is a pin too, for gpiozero's
+``Servo`` and ``AngularServo``: a PWM pin at 50 Hz whose duty cycle is
+the pulse over the frame, converted to the servo's angle through the
+pulse range its descriptor gives (``minPulseUs``, ``maxPulseUs``). A
+servo on a PCA9685 has no pin of the Pi: name it by its id
+(``AngularServo("arm.base", min_angle=0, max_angle=180)``).
+
 Select it with ``Device.pin_factory = OpenHALFactory()``, or with
 ``GPIOZERO_PIN_FACTORY=openhal`` once the package is installed with its
 entry point; both read ``GATEWAY_HUB`` and ``GATEWAY_TOKEN`` (and
@@ -40,7 +47,48 @@ HEADER = {3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 2
           21: 9, 22: 25, 23: 11, 24: 8, 26: 7, 27: 0, 28: 1, 29: 5, 31: 6, 32: 12, 33: 13, 35: 19,
           36: 16, 37: 26, 38: 20, 40: 21}
 
-PIN_KINDS = ("gpio.input", "gpio.output", "pwm")
+PIN_KINDS = ("gpio.input", "gpio.output", "pwm", "x.servo")
+
+# SERVO_HZ is gpiozero's servo frame rate (Servo's frame_width, 20 ms): a
+# gateway servo's pin starts there, whatever its PWM runs at, since what
+# the servo reads is the pulse, which the gateway makes exactly.
+SERVO_HZ = 50.0
+
+# A pulse within this of the servo's range is taken as its end: gpiozero
+# computes it as duty × frame, in floating point.
+PULSE_SLACK_US = 0.5
+
+
+def pca9685_prescale(hz: float) -> int:
+    """The PCA9685's prescaler for hz (datasheet §7.3.5): two frequencies
+    with one prescaler are the one frequency the chip makes."""
+    return round(25e6 / (4096 * hz)) - 1
+
+
+class ServoScale:
+    """An x.servo's pulses and angles: gpiozero's pulse (its duty cycle
+    over its frame) to the gateway's angle and back, linear from
+    minPulseUs at the schema's minimum to maxPulseUs at its maximum."""
+
+    def __init__(self, desc: Descriptor):
+        if desc.min_pulse_us is None or desc.max_pulse_us is None:
+            raise PinPWMUnsupported("%s: the gateway does not say the servo's pulse range (minPulseUs, maxPulseUs)" % desc.id)
+        self.device = desc.id
+        self.min_us, self.max_us = float(desc.min_pulse_us), float(desc.max_pulse_us)
+        self.min_deg = float(desc.schema.get("minimum", 0.0))
+        self.max_deg = float(desc.schema.get("maximum", 180.0))
+
+    def angle(self, pulse_us: float) -> float:
+        """The angle a pulse commands; a pulse outside the range is refused."""
+        if not self.min_us - PULSE_SLACK_US <= pulse_us <= self.max_us + PULSE_SLACK_US:
+            raise PinInvalidState("%s is a servo of %g to %g µs (%g° to %g°): a pulse of %.1f µs is outside it"
+                                  % (self.device, self.min_us, self.max_us, self.min_deg, self.max_deg, pulse_us))
+        f = (min(max(pulse_us, self.min_us), self.max_us) - self.min_us) / (self.max_us - self.min_us)
+        return round(self.min_deg + f * (self.max_deg - self.min_deg), 6)
+
+    def pulse_us(self, angle: float) -> float:
+        """The pulse of an angle."""
+        return self.min_us + (angle - self.min_deg) / (self.max_deg - self.min_deg) * (self.max_us - self.min_us)
 
 
 class GatewayRefused(PinError, HubError):
@@ -222,7 +270,7 @@ class OpenHALFactory(Factory):
                 if d.pin and descriptor_bcm(d.pin) == n:
                     return d
         wired = ", ".join("%s=%s" % (d.id, d.pin) for d in devs if d.pin) or "none"
-        raise PinInvalidPin("%r: no GPIO or PWM device of the gateway at %s is wired to it (wired: %s)"
+        raise PinInvalidPin("%r: no GPIO, PWM or servo device of the gateway at %s is wired to it (wired: %s)"
                             % (spec, self._hub, wired))
 
     def _key(self, spec: Union[int, str]) -> Union[int, str]:
@@ -287,7 +335,7 @@ class OpenHALFactory(Factory):
 
 
 class OpenHALPin(Pin):
-    """One of the gateway's gpio.input, gpio.output or pwm devices.
+    """One of the gateway's gpio.input, gpio.output, pwm or x.servo devices.
 
     An input's ``state`` is the level gpiozero expects from the pull it
     asked for: the gateway's input value is "active" (true = pressed, the
@@ -307,6 +355,9 @@ class OpenHALPin(Pin):
         self._when_changed: Any = None
         self._value: Any = None
         self._frequency = desc.frequency if desc.kind == "pwm" else None
+        self._servo = ServoScale(desc) if desc.kind == "x.servo" else None
+        if self._servo is not None:
+            self._frequency = SERVO_HZ
 
     def __repr__(self) -> str:
         return "%s (%s)" % (self._desc.pin or self._desc.id, self._desc.id)
@@ -369,6 +420,9 @@ class OpenHALPin(Pin):
 
     def _get_state(self) -> Union[int, float]:
         v = self._read()
+        if self._servo is not None:
+            assert self._frequency is not None
+            return self._servo.pulse_us(float(v)) * 1e-6 * self._frequency
         if self._desc.kind == "pwm":
             return float(v or 0) / 100.0
         return int(bool(v) != (self._pull == "up")) if self._desc.kind == "gpio.input" else int(bool(v))
@@ -378,7 +432,12 @@ class OpenHALPin(Pin):
             raise PinSetInput("cannot set the state of %r: it is an input" % self)
         if not 0 <= value <= 1:
             raise PinInvalidState("%r: state must be between 0 and 1, not %r" % (self, value))
-        if self._desc.kind == "pwm":
+        if self._servo is not None:
+            if value == 0:
+                return  # no pulse (PWMOutputDevice before Servo's first value): the servo keeps its angle
+            assert self._frequency is not None
+            self._write(self._servo.angle(float(value) / self._frequency * 1e6))
+        elif self._desc.kind == "pwm":
             self._write(round(float(value) * 100.0, 6))
         elif value not in (0, 1):
             raise PinPWMUnsupported("%r is a gpio.output, not pwm: state must be 0 or 1, not %r" % (self, value))
@@ -415,6 +474,10 @@ class OpenHALPin(Pin):
         return self._frequency
 
     def _set_frequency(self, value: Optional[float]) -> None:
+        if self._servo is not None:
+            if value is not None and value > 0:
+                self._frequency = float(value)  # the script's frame: pulses are its duty × 1/value
+            return  # None (detach, close): the gateway keeps the servo's pulse
         if self._desc.kind != "pwm":
             if value is not None:
                 raise PinPWMUnsupported("%r is the gateway's %s, not a pwm device" % (self, self._desc.kind))
@@ -422,6 +485,8 @@ class OpenHALPin(Pin):
         if value is None:
             return  # a pwm device stays one: gpiozero asks this as it closes
         want = self._desc.frequency
+        if want is not None and self._desc.chip == "pca9685" and value > 0 and pca9685_prescale(value) == pca9685_prescale(want):
+            want = value  # the chip makes value as want: its prescaler's nearest
         if want is not None and abs(value - want) > 1e-9:
             raise PinPWMError("%r: the gateway drives %s at %g Hz (its configuration); asked %g Hz"
                               % (self, self._desc.id, want, value))
