@@ -15,7 +15,9 @@ const servoChips = "board: rpi4b\nchips:\n  servos: {type: pca9685, bus: 1, addr
 // with its path: servos and pwm devices on a PCA9685's outputs.
 func TestServoErrors(t *testing.T) {
 	dev := func(fields string) string { return servoChips + "  arm.base: {" + fields + "}\n" }
-	onChip := func(fields string) string { return dev("kind: servo, pwm: {chip: servos, channel: 0}, safe: 90, " + fields) }
+	onChip := func(fields string) string {
+		return dev("kind: servo, pwm: {chip: servos, channel: 0}, safe: 90, " + fields)
+	}
 	tests := []struct {
 		name, yaml, want string
 	}{
