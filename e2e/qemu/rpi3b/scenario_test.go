@@ -349,7 +349,11 @@ func (s *scenario) bias() error {
 		return err
 	}
 	pulls := latchedPulls(ws)
-	s.logf("%d writes to the GPIO block traced while the gateway started; pulls latched: %v", len(ws), pulls)
+	size := int64(0)
+	if st, err := f.Stat(); err == nil {
+		size = st.Size()
+	}
+	s.logf("QEMU's log: %d bytes; %d writes to the GPIO block traced while the gateway started; pulls latched: %v", size, len(ws), pulls)
 	var errs []error
 	for _, in := range inputs {
 		if want := strings.TrimPrefix(in.pull, "pull-"); pulls[in.line] != want {
