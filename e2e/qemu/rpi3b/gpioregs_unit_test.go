@@ -91,3 +91,14 @@ func TestGPIOWritesAndPulls(t *testing.T) {
 		t.Error("a trace line with a bad address: no error")
 	}
 }
+
+func TestIRQCount(t *testing.T) {
+	const out = `112:          0          0          0          0  pinctrl-bcm2835  27 Edge      gateway@134
+113:          3          0         23          1  pinctrl-bcm2835  23 Edge      gateway@134
+ 27:         27          0          0          0  bcm2836-timer   1 Edge      arch_timer`
+	for line, want := range map[int]int{27: 0, 23: 27, 1: 0, 4: 0} {
+		if got := irqCount(out, line); got != want {
+			t.Errorf("irqCount(line %d) = %d, want %d", line, got, want)
+		}
+	}
+}
