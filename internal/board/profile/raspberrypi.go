@@ -101,7 +101,8 @@ func bcmSerial0(base string) UART {
 		Note: "pins 8 (TX) and 10 (RX). By default the PL011 (/dev/ttyAMA0, " + base + "201000.serial) drives " +
 			"Bluetooth and serial0 is the mini UART /dev/ttyS0 (" + base + "215040.serial), whose baud rate follows " +
 			"the core clock; dtoverlay=disable-bt (or miniuart-bt) puts the PL011 on the header and serial0 -> ttyAMA0. " +
-			"/dev/serial0 is a udev symlink made by Raspberry Pi OS; other distributions may lack it.",
+			"/dev/serial0 is a udev symlink made by Raspberry Pi OS; other distributions may lack it. " +
+			"Debian's own kernel with the mainline device tree names the mini UART /dev/ttyS1 (alias serial1).",
 	}
 }
 
