@@ -98,6 +98,10 @@ type Descriptor struct {
 	Address string `json:"address,omitempty"`
 	Chip    string `json:"chip,omitempty"`
 	Channel *int   `json:"channel,omitempty"`
+	// Differential marks an ADC channel read as a pair: Channel is the
+	// datasheet's differential configuration (on an MCP3008, 0 is CH0
+	// against CH1, 1 is CH1 against CH0). A gateway extension too.
+	Differential bool `json:"differential,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
