@@ -42,6 +42,9 @@ type spiChip struct {
 	id, driver string
 	vref       float64
 	clock      float64
+	// vrefOK and clockOK: the values passed their own checks (a wrong
+	// one is reported once, on its own field, not again as a mismatch).
+	vrefOK, clockOK bool
 }
 
 type spiRead struct {
@@ -82,15 +85,17 @@ func (v *validator) spiADC(path, id string, dc DeviceConfig, t target, u *usage)
 	}
 	bus, cs, busOK := v.spiBus(path+".bus", dc.Bus)
 	chOK := v.adcChannel(path, dc, a)
-	v.vref(path+".vref", dc.Vref)
-	v.adcClock(path+".maxHz", dc.MaxHz, a.Model)
+	chip := spiChip{
+		id: id, driver: dc.Driver, vref: a.Vref, clock: float64(a.Clock) / 1e6,
+		vrefOK: v.vref(path+".vref", dc.Vref), clockOK: v.adcClock(path+".maxHz", dc.MaxHz, a.Model),
+	}
 	v.adcScale(path, dc)
 	if dc.Interval != nil {
 		v.duration(path+".interval", *dc.Interval)
 	}
 	v.thresholds(path+".thresholds", dc, driver{quantities: func(SensorOptions) []sensor.Quantity { return a.Quantities() }})
 	if busOK {
-		v.claimADC(path, id, dc, a, bus, cs, chOK, u.spiUse())
+		v.claimADC(path, id, dc, a, chip, bus, cs, chOK, u.spiUse())
 	}
 	return true
 }
@@ -139,19 +144,22 @@ func (v *validator) adcChannel(path string, dc DeviceConfig, a ADCConfig) bool {
 	return false
 }
 
-func (v *validator) vref(path string, vref *float64) {
+func (v *validator) vref(path string, vref *float64) bool {
 	switch {
 	case vref == nil:
 	case math.IsNaN(*vref) || math.IsInf(*vref, 0):
 		v.add(path, "want a finite number of volts, got %v", *vref)
 	case *vref < minVref || *vref > maxVref:
 		v.add(path, "%v V: the VREF pin takes %v V to VDD (at most %v V), the voltage it is wired to (3.3 on a Raspberry Pi's 3.3 V pin)", *vref, minVref, maxVref)
+	default:
+		return true
 	}
+	return vref == nil
 }
 
 // adcClock checks maxHz against the datasheet's limits: at least 10 kHz
 // (the sample capacitor droops), at most the clock at VDD = 5 V.
-func (v *validator) adcClock(path string, hz *float64, m mcp3xxx.Model) {
+func (v *validator) adcClock(path string, hz *float64, m mcp3xxx.Model) bool {
 	lo, hi := float64(mcp3xxx.MinClock)/1e6, float64(m.MaxClock())/1e6
 	low := map[int]string{10: "1.35 MHz", 12: "1 MHz"}[m.Bits()]
 	switch {
@@ -162,7 +170,10 @@ func (v *validator) adcClock(path string, hz *float64, m mcp3xxx.Model) {
 		v.add(path, "%v Hz is below the %v's %v Hz: its sample capacitor droops during the conversion", *hz, m, lo)
 	case *hz > hi:
 		v.add(path, "%v Hz is above the %v's %v MHz (its datasheet's limit at VDD 5 V; %s at 2.7 V)", *hz, m, hi/1e6, low)
+	default:
+		return true
 	}
+	return hz == nil
 }
 
 var (
@@ -205,7 +216,7 @@ func (v *validator) adcScale(path string, dc DeviceConfig) {
 // claimADC records the channel's measurement and its chip: a measurement
 // made twice, or channels of one chip that disagree on the chip's
 // model, VREF or clock, are refused.
-func (v *validator) claimADC(path, id string, dc DeviceConfig, a ADCConfig, bus, cs int, chOK bool, s *spiUsage) {
+func (v *validator) claimADC(path, id string, dc DeviceConfig, a ADCConfig, chip spiChip, bus, cs int, chOK bool, s *spiUsage) {
 	file := a.Bus
 	if chOK {
 		r := spiRead{file, a.Input.Channel, a.Input.Differential}
@@ -215,16 +226,15 @@ func (v *validator) claimADC(path, id string, dc DeviceConfig, a ADCConfig, bus,
 			s.reads[r] = id
 		}
 	}
-	chip := spiChip{id: id, driver: dc.Driver, vref: a.Vref, clock: float64(a.Clock) / 1e6}
 	if first, seen := s.chips[file]; !seen {
 		s.chips[file] = chip
 	} else {
 		switch {
 		case first.driver != chip.driver:
 			v.add(path+".driver", "%s is the %s of devices.%s: one chip select, one chip", file, first.driver, first.id)
-		case first.vref != chip.vref:
+		case first.vref != chip.vref && first.vrefOK && chip.vrefOK:
 			v.add(path+".vref", "%v V, but devices.%s on the same chip (%s) says %v V: its channels share one VREF pin", chip.vref, first.id, file, first.vref)
-		case first.clock != chip.clock:
+		case first.clock != chip.clock && first.clockOK && chip.clockOK:
 			v.add(path+".maxHz", "%v Hz, but devices.%s on the same chip (%s) says %v Hz: its channels share one SPI connection", chip.clock, first.id, file, first.clock)
 		}
 	}

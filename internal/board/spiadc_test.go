@@ -182,6 +182,10 @@ func TestSPIADCErrors(t *testing.T) {
 			"devices.other.vref: 5 V, but devices.soil on the same chip (/dev/spidev0.0) says 3.3 V: its channels share one VREF pin"},
 		{"two clocks on one chip", soilBench + "  other: {kind: sensor, driver: mcp3008, bus: '0.0', channel: 5, maxHz: 500000}\n",
 			"devices.other.maxHz: 500000 Hz, but devices.soil on the same chip (/dev/spidev0.0) says 1e+06 Hz: its channels share one SPI connection"},
+		{"a wrong VREF is not also a mismatch", soilBench + "  other: {kind: sensor, driver: mcp3008, bus: '0.0', channel: 5, vref: 12}\n",
+			"devices.other.vref: 12 V: the VREF pin takes 0.25 V to VDD (at most 5.5 V), the voltage it is wired to (3.3 on a Raspberry Pi's 3.3 V pin)"},
+		{"a wrong clock is not also a mismatch", soilBench + "  other: {kind: sensor, driver: mcp3008, bus: '0.0', channel: 5, maxHz: 1e8}\n",
+			"devices.other.maxHz: 1e+08 Hz is above the MCP3008's 3.6 MHz (its datasheet's limit at VDD 5 V; 1.35 MHz at 2.7 V)"},
 		// The header's SPI lines.
 		{"CE1 of SPI0 as an output", soilBench + "  relay: {kind: gpio.output, pin: GPIO7}\n",
 			"devices.relay.pin: GPIO7 is CE1 of SPI0 (/dev/spidev0.N), which the kernel holds once dtparam=spi=on enables it, used by devices.soil"},
