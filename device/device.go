@@ -113,6 +113,10 @@ type Descriptor struct {
 	MinPulseUs float64 `json:"minPulseUs,omitempty"`
 	MaxPulseUs float64 `json:"maxPulseUs,omitempty"`
 	Rate       float64 `json:"rate,omitempty"`
+	// Differential marks an ADC channel read as a pair: Channel is the
+	// datasheet's differential configuration (on an MCP3008, 0 is CH0
+	// against CH1, 1 is CH1 against CH0). A gateway extension too.
+	Differential bool `json:"differential,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)

@@ -45,6 +45,17 @@ type DeviceConfig struct {
 	Thresholds map[string]float64 `yaml:"thresholds"` // sensor: by quantity
 	Options    *SensorOptions     `yaml:"options"`    // sensor: the driver's
 
+	// SPI ADCs (issue 30, point 1; spiadc.go): a sensor whose driver is
+	// mcp3004, mcp3008, mcp3204 or mcp3208, on Bus /dev/spidevB.C.
+	Channel      *int     `yaml:"channel"`      // the input, or the differential configuration
+	Differential *bool    `yaml:"differential"` // a pair instead of one input against ground
+	Vref         *float64 `yaml:"vref"`         // the VREF pin's volts (3.3)
+	MaxHz        *float64 `yaml:"maxHz"`        // the SPI clock (1 MHz)
+	Scale        *float64 `yaml:"scale"`        // the scaled quantity is voltage×scale+offset
+	Offset       *float64 `yaml:"offset"`       // with scale (0)
+	Unit         string   `yaml:"unit"`         // with scale: the scaled quantity's unit
+	Quantity     string   `yaml:"quantity"`     // with scale: its name ("value")
+
 	Port      string `yaml:"port"`      // serial: device path
 	Baud      *int   `yaml:"baud"`      // serial
 	DataBits  *int   `yaml:"dataBits"`  // serial: 5 to 8 (8)

@@ -63,7 +63,7 @@ var kindFields = map[string][]string{
 	device.KindGPIOOutput: {"pin", "invert", "initial"},
 	device.KindGPIOInput:  {"pin", "pull", "edge", "debounce", "invert"},
 	device.KindPWM:        {"pin", "initial", "frequency", "pwm"},
-	device.KindSensor:     {"driver", "bus", "address", "interval", "thresholds", "options"},
+	device.KindSensor:     {"driver", "bus", "address", "interval", "thresholds", "options", "channel", "differential", "vref", "maxHz", "scale", "offset", "unit", "quantity"},
 	device.KindSerial:     {"port", "baud", "dataBits", "parity", "stopBits", "delimiter"},
 	KindServo:             {"pin", "pwm", "frequency", "initial", "minPulseUs", "maxPulseUs", "minAngle", "maxAngle", "rate"},
 }
@@ -182,7 +182,7 @@ var drivers = map[string]driver{
 }
 
 // driverNames lists the drivers in the order messages name them.
-var driverNames = []string{"bme280", "sht3x", "sht4x", "ads1115", "mcp9808", "tmp102", "tmp105"}
+var driverNames = []string{"bme280", "sht3x", "sht4x", "ads1115", "mcp9808", "tmp102", "tmp105", "mcp3004", "mcp3008", "mcp3204", "mcp3208"}
 
 // adcQuantities are the ADS1115's inputs, ain0..ain3 in volts, as its
 // driver names them: the configured channels in order, or all four.
@@ -237,6 +237,10 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 			d.Frequency = *dc.Frequency
 		}
 	case device.KindSensor:
+		if adc, ok := dc.SPIADC(); ok {
+			d = dc.describeADC(d, adc)
+			break
+		}
 		drv, ok := drivers[dc.Driver]
 		if !ok {
 			return device.Descriptor{}, false

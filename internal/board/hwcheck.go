@@ -49,6 +49,7 @@ type usage struct {
 	chips map[string]chipUse // the chips that passed their checks, by name
 	pwms  map[string]string  // chip:channel -> device
 	ports map[string]string  // serial port path -> device
+	spi   *spiUsage          // SPI ADCs (hwcheck_spi.go)
 }
 
 // pinUse is who holds a line: its owner ("devices.relay", "chips.ex1"),
@@ -352,6 +353,9 @@ func (v *validator) claimPWM(path, id, chip string, channel int, u *usage) {
 // sensorDevice checks an I2C sensor: driver, bus, address, interval,
 // thresholds and options.
 func (v *validator) sensorDevice(path, id string, dc DeviceConfig, t target, u *usage) {
+	if v.spiADC(path, id, dc, t, u) {
+		return
+	}
 	drv, known := drivers[dc.Driver]
 	switch {
 	case dc.Driver == "":
@@ -568,4 +572,5 @@ func (v *validator) busPins(t target, u *usage) {
 			}
 		}
 	}
+	v.spiPins(t, u)
 }

@@ -1,9 +1,10 @@
 """A gpiozero pin factory whose pins are the gateway's devices.
 
 An unchanged gpiozero script (``LED(17)``, ``Button(27)``,
-``PWMOutputDevice(18)``) drives the gateway's GPIO and PWM devices through
-the Hub, so that tokens, safety rules, the emergency stop and the audit
-log stand between the script and the pins, as they do for every client.
+``PWMOutputDevice(18)``, ``MCP3008(channel=0)``) drives the gateway's GPIO,
+PWM and ADC devices through the Hub, so that tokens, safety rules, the
+emergency stop and the audit log stand between the script and the pins,
+as they do for every client.
 Pins are found by the ``pin`` each device's descriptor carries (the
 configuration's, or the sim board's documented ones); gpiozero's own
 numbering (``17``, ``"GPIO17"``, ``"BCM17"``, ``"BOARD11"``, ``"J8:11"``) is
@@ -38,6 +39,7 @@ from gpiozero.exc import (
 from gpiozero.pins import Factory, Pin
 
 from .client import Client, connect
+from .pinfactory_spi import OpenHALSPI, open_spi
 from .errors import ClearTextRefused, FingerprintMismatch, HubError, OpenHALError, UnknownGateway
 from .types import Descriptor, Value
 from .watch import Watch
@@ -290,6 +292,12 @@ class OpenHALFactory(Factory):
             if p is None:
                 p = self._pins[desc.id] = OpenHALPin(self, desc)
             return p
+
+    def spi(self, **spi_args: Any) -> "OpenHALSPI":
+        """gpiozero's SPI interface for the gateway's ADC channels on the
+        port and device spi_args name (``MCP3008(channel=0)``: SPI0, CE0,
+        the gateway's /dev/spidev0.0): see pinfactory_spi."""
+        return open_spi(self, bcm_number, spi_args)
 
     def ticks(self) -> float:
         return time.monotonic()

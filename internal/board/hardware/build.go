@@ -19,6 +19,7 @@ import (
 
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/i2c"
+	"periph.io/x/conn/v3/spi"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/board"
@@ -42,6 +43,9 @@ type Host interface {
 	// PWMRoot is the sysfs root hardware PWM channels live under
 	// ("/sys"); FindByController reads <root>/class/pwm.
 	PWMRoot() string
+	// SPIPort opens an SPI device file ("/dev/spidev0.0"), each call
+	// afresh: one that is missing now may be there at the next.
+	SPIPort(dev string) (spi.PortCloser, error)
 }
 
 // Build makes a device for each device cfg declares on prof, in id
@@ -84,6 +88,9 @@ type builder struct {
 	closers []func() error
 
 	pcas map[string]*pca9685.Shared // PCA9685s by chip name (build_pca9685.go)
+	// adcs are the SPI ADCs by device file: their channels share them
+	// (build_spi.go).
+	adcs map[string]*adcChip
 }
 
 func (b *builder) release() {
@@ -306,6 +313,9 @@ func (s sysRootFS) Lstat(name string) (fs.FileInfo, error) {
 }
 
 func (b *builder) sensor(desc device.Descriptor, dc board.DeviceConfig) (device.Device, error) {
+	if adc, ok := dc.SPIADC(); ok {
+		return b.spiADC(desc, dc, adc)
+	}
 	if dc.Address == nil {
 		return nil, errors.New("no address")
 	}

@@ -13,6 +13,7 @@ import (
 	"periph.io/x/conn/v3/gpio/gpiotest"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2ctest"
+	"periph.io/x/conn/v3/spi"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/board"
@@ -32,6 +33,7 @@ type fakeHost struct {
 	buses  map[string]*i2ctest.Playback
 	root   string
 	opened []string
+	spi    func(dev string) (spi.PortCloser, error) // build_spi_test.go
 }
 
 func (h *fakeHost) Line(ref profile.LineRef) (gpio.PinIO, error) {

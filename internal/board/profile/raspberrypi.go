@@ -132,6 +132,7 @@ func rpi3b() *Profile {
 		I2C:           bcmI2C("3f"),
 		UART:          []UART{bcmSerial0("3f")},
 		PWM:           bcmPWM("3f", pwmAudioNote),
+		SPI:           bcmSPI("3f"),
 	}
 }
 
@@ -167,6 +168,7 @@ func rpi4b() *Profile {
 		I2C:           bcmI2C("fe"),
 		UART:          []UART{bcmSerial0("fe")},
 		PWM:           bcmPWM("fe", pwmAudioNote),
+		SPI:           bcmSPI("fe"),
 	}
 	// The BCM2711's four extra PL011s. uart2 (GPIO0/1) is left out: it
 	// takes the ID EEPROM's pins. Their ttyAMA numbers follow the order
@@ -214,6 +216,7 @@ func rpi5() *Profile {
 			},
 		},
 		PWM: rp1PWM(),
+		SPI: rp1SPI(),
 	}
 	// RP1 UARTs on the header. uart1 (GPIO0/1) is left out: it takes the
 	// ID EEPROM's pins. The Pi 5's serial0 is the 3-pin debug connector
