@@ -38,6 +38,10 @@ import (
 // DefaultRoot is where the kernel lists the 1-Wire devices it found.
 const DefaultRoot = "/sys/bus/w1/devices"
 
+// Under is where the kernel lists the 1-Wire devices in the sysfs tree
+// mounted at sys ("/sys", or a test's copy of one).
+func Under(sys string) string { return filepath.Join(sys, "bus", "w1", "devices") }
+
 // ConversionTime is the longest a conversion takes (12 bits, the
 // DS18B20's t_CONV): a sensor cannot be read faster than this, and each
 // read of w1_slave blocks in the kernel about as long.
