@@ -48,6 +48,7 @@ type usage struct {
 	addrs map[[2]int]string // bus, address -> sensor
 	pwms  map[string]string // chip:channel -> device
 	ports map[string]string // serial port path -> device
+	w1    map[string]string // 1-Wire id -> sensor (hwcheck_kernel.go; made at its first use)
 }
 
 type pinUse struct {
@@ -340,6 +341,9 @@ func (v *validator) claimPWM(path, id, chip string, channel int, u *usage) {
 // sensorDevice checks an I2C sensor: driver, bus, address, interval,
 // thresholds and options.
 func (v *validator) sensorDevice(path, id string, dc DeviceConfig, t target, u *usage) {
+	if v.kernelSensor(path, id, dc, u) {
+		return
+	}
 	drv, known := drivers[dc.Driver]
 	switch {
 	case dc.Driver == "":

@@ -132,6 +132,9 @@ func (d *Dev) Sense(ctx context.Context) (map[string]float64, error) {
 	}
 	b, err := os.ReadFile(d.file)
 	if errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Dir(filepath.Dir(d.file))); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("w1therm: read %s: no 1-Wire bus (is the w1-gpio overlay loaded? dtoverlay=w1-gpio in config.txt)", d.id)
+		}
 		return nil, fmt.Errorf("w1therm: %s is not on the 1-Wire bus (unplugged, or its data line is broken)", d.id)
 	}
 	if err != nil {
