@@ -22,9 +22,9 @@ func TestUnits(t *testing.T) {
 		{"W/m2", "irradiance", "W/m²"},
 		{"%EL", "battery", "%"},
 		{"1/min", "", "rpm"}, // a fan (hwmon): no class, Home Assistant's spelling
-		{"%", "", "%"},     // says nothing of what is measured
-		{"ppm", "", "ppm"}, // CO2? VOC?
-		{"kWh", "", "kWh"}, // a total, not a measurement
+		{"%", "", "%"},       // says nothing of what is measured
+		{"ppm", "", "ppm"},   // CO2? VOC?
+		{"kWh", "", "kWh"},   // a total, not a measurement
 		{"", "", ""},
 	}
 	for _, tt := range tests {
