@@ -21,11 +21,11 @@ func TestUnits(t *testing.T) {
 		{"lx", "illuminance", "lx"},
 		{"W/m2", "irradiance", "W/m²"},
 		{"%EL", "battery", "%"},
-		{"1/min", "", "rpm"}, // a fan (hwmon): no class, Home Assistant's spelling
-		{"%", "", "%"},       // says nothing of what is measured
-		{"ppm", "", "ppm"},   // CO2? VOC?
-		{"kWh", "", "kWh"},   // a total, not a measurement
+		{"%", "", "%"},     // says nothing of what is measured
+		{"ppm", "", "ppm"}, // CO2? VOC?
+		{"kWh", "", "kWh"}, // a total, not a measurement
 		{"", "", ""},
+		{"1/min", "", "rpm"}, // a fan (hwmon): no class, Home Assistant's spelling
 	}
 	for _, tt := range tests {
 		if q := quantityOf(tt.senml); q.class != tt.class || q.unit != tt.unit {
