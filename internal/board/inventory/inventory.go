@@ -17,7 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -196,7 +196,7 @@ func scanI2C(sys string) ([]I2CBus, error) {
 		}
 		out = append(out, b)
 	}
-	slices.SortFunc(out, func(a, b I2CBus) int { return a.Number - b.Number })
+	sort.Slice(out, func(a, b int) bool { return out[a].Number < out[b].Number })
 	return out, nil
 }
 

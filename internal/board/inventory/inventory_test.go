@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/internal/hw/sysfstest"
 )
@@ -105,9 +107,14 @@ func TestIDsAndNames(t *testing.T) {
 			t.Errorf("uniqueID(%q) = %q, want %q", tt.base, got, tt.want)
 		}
 	}
-	for in, want := range map[string]string{"dht11": "dht11", "true": `"true"`, "1234": `"1234"`, "a: b": `'a: b'`} {
+	for in, want := range map[string]string{"dht11": "dht11", "cpu_thermal": "cpu_thermal", "true": `"true"`, "Off": `"Off"`,
+		"1234": `"1234"`, "a: b": `"a: b"`, "BME280": `"BME280"`, "-x": `"-x"`, "tab\t": `"tab\t"`} {
 		if got := scalar(in); got != want {
 			t.Errorf("scalar(%q) = %s, want %s", in, got, want)
+		}
+		var back struct{ Name string }
+		if err := yaml.Unmarshal([]byte("name: "+scalar(in)), &back); err != nil || back.Name != in {
+			t.Errorf("name: %s reads back as %q, %v", scalar(in), back.Name, err)
 		}
 	}
 }

@@ -5,12 +5,9 @@ import (
 	"io"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/openhal/gateway/internal/hw/kernelsensor"
 	"github.com/openhal/gateway/internal/hw/w1therm"
@@ -52,12 +49,19 @@ func (inv *Inventory) configs() {
 	}
 }
 
-var notInID = regexp.MustCompile(`[^a-z0-9._-]+`)
-
-// idOf makes a device id of a kernel name: lower case, what an id may
-// not hold turned into '-'.
+// idOf makes a device id of a kernel name: lower case, each run of what
+// an id may not hold turned into one '-'.
 func idOf(name string) string {
-	id := strings.Trim(notInID.ReplaceAllString(strings.ToLower(name), "-"), "._-")
+	var b strings.Builder
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '.', r == '_', r == '-':
+			b.WriteRune(r)
+		case !strings.HasSuffix(b.String(), "-"):
+			b.WriteByte('-')
+		}
+	}
+	id := strings.Trim(b.String(), "._-")
 	if id == "" {
 		id = "sensor"
 	}
@@ -78,14 +82,21 @@ func uniqueID(base, iface string, taken map[string]bool) string {
 	return id
 }
 
-// scalar writes s as YAML writes a string: quoted where a bare word
-// would read as something else (true, 123, a ':').
+var plainWord = regexp.MustCompile(`^[a-z_][a-z0-9_.-]*$`)
+
+// scalar writes s as a YAML string: bare when it is a word YAML reads as
+// that string, else double-quoted (Go's escapes are YAML's): a bare
+// true, yes, 123 or "a: b" would read as something else. (The yaml
+// package's encoder would do it at the cost of 100 KiB of binary.)
 func scalar(s string) string {
-	b, err := yaml.Marshal(s)
-	if err != nil {
+	switch strings.ToLower(s) {
+	case "true", "false", "yes", "no", "on", "off", "y", "n", "null":
 		return strconv.Quote(s)
 	}
-	return strings.TrimSuffix(string(b), "\n")
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return strconv.Quote(s)
 }
 
 // Configs are the entries of the sensors found, in the order listed.
@@ -96,9 +107,11 @@ func (inv *Inventory) Configs() []string {
 			out = append(out, d.Config)
 		}
 	}
-	for _, k := range slices.Concat(inv.IIO, inv.Hwmon) {
-		if k.Config != "" {
-			out = append(out, k.Config)
+	for _, devs := range [][]Kernel{inv.IIO, inv.Hwmon} {
+		for _, k := range devs {
+			if k.Config != "" {
+				out = append(out, k.Config)
+			}
 		}
 	}
 	return out
