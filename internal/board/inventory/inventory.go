@@ -76,6 +76,9 @@ type Quantity struct {
 type I2CBus struct {
 	Number int    `json:"number"`
 	Name   string `json:"name"` // the adapter's: bcm2835 (i2c@7e804000)
+	// Controller is the device the adapter belongs to (fe804000.i2c):
+	// adapters of one driver often have one name.
+	Controller string `json:"controller"`
 	// Device is its device file, /dev/i2c-1; "" when i2c-dev has not
 	// made one (the module is not loaded).
 	Device string `json:"device"`
@@ -188,8 +191,12 @@ func scanI2C(sys string) ([]I2CBus, error) {
 			continue // a client of a kernel driver (1-0048)
 		}
 		b := I2CBus{Number: n}
-		if name, err := os.ReadFile(filepath.Join(sys, "bus", "i2c", "devices", e.Name(), "name")); err == nil {
+		dir := filepath.Join(sys, "bus", "i2c", "devices", e.Name())
+		if name, err := os.ReadFile(filepath.Join(dir, "name")); err == nil {
 			b.Name = strings.TrimSpace(string(name))
+		}
+		if real, err := filepath.EvalSymlinks(dir); err == nil {
+			b.Controller = filepath.Base(filepath.Dir(real))
 		}
 		if _, err := os.Stat(filepath.Join(sys, "class", "i2c-dev", e.Name())); err == nil {
 			b.Device = "/dev/" + e.Name()

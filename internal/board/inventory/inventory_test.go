@@ -32,7 +32,7 @@ func TestScan(t *testing.T) {
 		`{"name":"mcp3008","index":0,"dir":"iio:device1","quantities":[{"name":"voltage0","unit":"V"},{"name":"voltage1","unit":"V"}]`,
 		`{"name":"adxl345","index":0,"dir":"iio:device2","quantities":[],"problem":"no channel the gateway reads`,
 		`{"name":"tmp105","index":0,"dir":"hwmon2","quantities":[{"name":"temperature","unit":"Cel"}]`,
-		`"i2c":[{"number":0,"name":"bcm2835 (i2c@7e205000)","device":""},{"number":1,"name":"bcm2835 (i2c@7e804000)","device":"/dev/i2c-1"}]`,
+		`"i2c":[{"number":0,"name":"bcm2835 (i2c@7e205000)","controller":"fe205000.i2c","device":""},{"number":1,"name":"bcm2835 (i2c@7e804000)","controller":"fe804000.i2c","device":"/dev/i2c-1"}]`,
 		`"spi":["/dev/spidev0.0"]`,
 	} {
 		if !strings.Contains(string(j), want) {

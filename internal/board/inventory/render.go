@@ -146,7 +146,7 @@ func (inv *Inventory) WriteText(w io.Writer, sys string) error {
 		if dev == "" {
 			dev = fmt.Sprintf("i2c-%d (no /dev/i2c-%d: modprobe i2c-dev)", b.Number, b.Number)
 		}
-		p("  %s\t%s\n", dev, dash(b.Name))
+		p("  %s\t%s\t%s\n", dev, dash(b.Name), dash(b.Controller))
 	}
 	p("\nSPI device files: %s\n", filepath.Join(sys, "class", "spidev"))
 	if len(inv.SPI) == 0 {
