@@ -180,7 +180,7 @@ func hex4(a int) string {
 
 // Pi lays out the /sys of a Raspberry Pi 4 with dtoverlay=w1-gpio (two
 // DS18B20, a DS18S20 and a DS2401 serial number on the bus),
-// dtoverlay=dht11, an MCP3008 bound by the kernel's mcp320x, an ADXL345
+// dtoverlay=dht11 (a DHT22 on GPIO4), an MCP3008 bound by the kernel's mcp320x, an ADXL345
 // accelerometer (channels the gateway does not read) and its trigger, a
 // TMP105 bound by lm75, the SoC's own sensors (cpu_thermal; rpi_volt,
 // which has an alarm only), I2C bus 1 with i2c-dev, the HAT EEPROM's
@@ -193,7 +193,9 @@ func Pi(t testing.TB) *Tree {
 	s.W1Slave(1, "28-0516a4a8b2ff", "90 01 4b 46 7f ff 10 10 9f : crc=9f YES\n90 01 4b 46 7f ff 10 10 9f t=25000\n")
 	s.W1Slave(1, "10-000802b4a1c2", "32 00 4b 46 ff ff 02 10 f4 : crc=f4 YES\n32 00 4b 46 ff ff 02 10 f4 t=25062\n")
 	s.W1Slave(1, "01-000012345678", "")
-	s.IIO(0, "platform/dht11@4", map[string]string{"name": "dht11\n", "in_temp_input": "23400\n", "in_humidityrelative_input": "45600\n"})
+	// The dht11 driver names its device after its device-tree node (its
+	// platform device's name): dht11@4 for the overlay on GPIO4.
+	s.IIO(0, "platform/dht11@4", map[string]string{"name": "dht11@4\n", "in_temp_input": "23400\n", "in_humidityrelative_input": "45600\n"})
 	s.IIO(1, "platform/soc/fe204000.spi/spi_master/spi0/spi0.1", map[string]string{"name": "mcp3008\n",
 		"in_voltage0_raw": "512\n", "in_voltage1_raw": "1023\n", "in_voltage_scale": "3.222656250\n"})
 	s.IIO(2, "platform/soc/fe804000.i2c/i2c-1/1-0053", map[string]string{"name": "adxl345\n", "in_accel_x_raw": "12\n", "in_accel_scale": "0.038\n"})
