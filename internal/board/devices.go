@@ -56,6 +56,12 @@ type DeviceConfig struct {
 	Unit         string   `yaml:"unit"`         // with scale: the scaled quantity's unit
 	Quantity     string   `yaml:"quantity"`     // with scale: its name ("value")
 
+	// 1-Wire and kernel sensors (issue 30, points 2 and 3; hwcheck_kernel.go).
+	W1ID       string   `yaml:"w1Id"`       // sensor, ds18b20...: the kernel's id, 28-0316a2797dff
+	Name       string   `yaml:"name"`       // sensor, iio or hwmon: the device's name file (dht11, lm75)
+	Index      *int     `yaml:"index"`      // sensor, iio or hwmon: the Nth device of that name (0)
+	Quantities []string `yaml:"quantities"` // sensor, iio or hwmon: what to read (temperature, voltage1)
+
 	Port      string `yaml:"port"`      // serial: device path
 	Baud      *int   `yaml:"baud"`      // serial
 	DataBits  *int   `yaml:"dataBits"`  // serial: 5 to 8 (8)

@@ -63,7 +63,7 @@ var kindFields = map[string][]string{
 	device.KindGPIOOutput: {"pin", "invert", "initial"},
 	device.KindGPIOInput:  {"pin", "pull", "edge", "debounce", "invert"},
 	device.KindPWM:        {"pin", "initial", "frequency", "pwm"},
-	device.KindSensor:     {"driver", "bus", "address", "interval", "thresholds", "options", "channel", "differential", "vref", "maxHz", "scale", "offset", "unit", "quantity"},
+	device.KindSensor:     {"driver", "bus", "address", "interval", "thresholds", "options", "channel", "differential", "vref", "maxHz", "scale", "offset", "unit", "quantity", "w1Id", "name", "index", "quantities"},
 	device.KindSerial:     {"port", "baud", "dataBits", "parity", "stopBits", "delimiter"},
 	KindServo:             {"pin", "pwm", "frequency", "initial", "minPulseUs", "maxPulseUs", "minAngle", "maxAngle", "rate"},
 }
@@ -182,7 +182,7 @@ var drivers = map[string]driver{
 }
 
 // driverNames lists the drivers in the order messages name them.
-var driverNames = []string{"bme280", "sht3x", "sht4x", "ads1115", "mcp9808", "tmp102", "tmp105", "mcp3004", "mcp3008", "mcp3204", "mcp3208"}
+var driverNames = []string{"bme280", "sht3x", "sht4x", "ads1115", "mcp9808", "tmp102", "tmp105", "mcp3004", "mcp3008", "mcp3204", "mcp3208", "ds18b20", "ds18s20", "ds1822", "ds1825", "iio", "hwmon"}
 
 // adcQuantities are the ADS1115's inputs, ain0..ain3 in volts, as its
 // driver names them: the configured channels in order, or all four.
@@ -241,7 +241,7 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 			d = dc.describeADC(d, adc)
 			break
 		}
-		drv, ok := drivers[dc.Driver]
+		drv, ok := sensorDriver(dc)
 		if !ok {
 			return device.Descriptor{}, false
 		}
@@ -255,6 +255,7 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 		if dc.Address != nil {
 			d.Address = hexAddr(*dc.Address)
 		}
+		dc.kernelPlace(&d)
 	case device.KindSerial:
 		d.Schema = device.Schema{Type: device.TypeString, MaxLength: &maxLen}
 		d.NoSafeReason = serialNoSafe

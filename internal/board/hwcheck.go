@@ -50,6 +50,7 @@ type usage struct {
 	pwms  map[string]string  // chip:channel -> device
 	ports map[string]string  // serial port path -> device
 	spi   *spiUsage          // SPI ADCs (hwcheck_spi.go)
+	w1    map[string]string  // 1-Wire id -> sensor (hwcheck_kernel.go; made at its first use)
 }
 
 // pinUse is who holds a line: its owner ("devices.relay", "chips.ex1"),
@@ -353,7 +354,7 @@ func (v *validator) claimPWM(path, id, chip string, channel int, u *usage) {
 // sensorDevice checks an I2C sensor: driver, bus, address, interval,
 // thresholds and options.
 func (v *validator) sensorDevice(path, id string, dc DeviceConfig, t target, u *usage) {
-	if v.spiADC(path, id, dc, t, u) {
+	if v.spiADC(path, id, dc, t, u) || v.kernelSensor(path, id, dc, u) {
 		return
 	}
 	drv, known := drivers[dc.Driver]

@@ -40,9 +40,11 @@ type Host interface {
 	Line(ref profile.LineRef) (gpio.PinIO, error)
 	// I2CBus opens a bus by number ("1") or path ("/dev/i2c-1").
 	I2CBus(name string) (i2c.BusCloser, error)
-	// PWMRoot is the sysfs root hardware PWM channels live under
-	// ("/sys"); FindByController reads <root>/class/pwm.
-	PWMRoot() string
+	// SysRoot is the sysfs root ("/sys") that hardware PWM channels
+	// (<root>/class/pwm, which FindByController reads), 1-Wire
+	// thermometers (<root>/bus/w1/devices), IIO devices and hwmon
+	// sensors live under.
+	SysRoot() string
 	// SPIPort opens an SPI device file ("/dev/spidev0.0"), each call
 	// afresh: one that is missing now may be there at the next.
 	SPIPort(dev string) (spi.PortCloser, error)
@@ -205,7 +207,7 @@ func (b *builder) pwm(desc device.Descriptor, dc board.DeviceConfig) (device.Dev
 	if err != nil {
 		return nil, err
 	}
-	hw, err := pwm.NewHardware(desc, b.host.PWMRoot(), chip, channel, freq, initial)
+	hw, err := pwm.NewHardware(desc, b.host.SysRoot(), chip, channel, freq, initial)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +240,7 @@ func (b *builder) pwmChannel(dc board.DeviceConfig) (string, int, error) {
 		}
 	}
 	if path.Base(chip) != chip || !isPWMChipName(chip) {
-		found, err := profile.FindByController(pwmFS(b.host.PWMRoot()), "pwm", chip)
+		found, err := profile.FindByController(pwmFS(b.host.SysRoot()), "pwm", chip)
 		if err != nil {
 			return "", 0, err
 		}
@@ -315,6 +317,9 @@ func (s sysRootFS) Lstat(name string) (fs.FileInfo, error) {
 func (b *builder) sensor(desc device.Descriptor, dc board.DeviceConfig) (device.Device, error) {
 	if adc, ok := dc.SPIADC(); ok {
 		return b.spiADC(desc, dc, adc)
+	}
+	if d, ok := b.kernelSensor(desc, dc); ok {
+		return d, nil
 	}
 	if dc.Address == nil {
 		return nil, errors.New("no address")

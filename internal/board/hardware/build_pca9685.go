@@ -107,7 +107,7 @@ func (b *builder) servoOutput(desc device.Descriptor, dc board.DeviceConfig, cfg
 		return nil, 0, err
 	}
 	hz := dc.ServoFrequency()
-	hw, err := pwm.NewHardware(desc, b.host.PWMRoot(), chip, channel, hz, pulse.Seconds()*hz*100)
+	hw, err := pwm.NewHardware(desc, b.host.SysRoot(), chip, channel, hz, pulse.Seconds()*hz*100)
 	if err != nil {
 		return nil, 0, err
 	}

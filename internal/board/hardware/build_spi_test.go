@@ -82,8 +82,8 @@ func volts(count int, vref float64, bits int) float64 {
 	return float64(count) * vref / float64(int(1)<<bits)
 }
 
-// read reads the device with id among devs.
-func read(t *testing.T, devs []device.Device, id string) (map[string]any, error) {
+// readByID reads the device with id among devs.
+func readByID(t *testing.T, devs []device.Device, id string) (map[string]any, error) {
 	t.Helper()
 	for _, d := range devs {
 		if d.Descriptor().ID == id {
@@ -144,7 +144,7 @@ func TestBuildSPIADCs(t *testing.T) {
 		{"tank", map[string]any{"voltage": volts(2048, 4.096, 12)}},
 		{"tank2", map[string]any{"voltage": volts(123, 4.096, 12)}},
 	} {
-		got, err := read(t, devs, tc.id)
+		got, err := readByID(t, devs, tc.id)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.id, err)
 		}
@@ -191,14 +191,14 @@ func TestSPIADCMissingDeviceFileIsAFault(t *testing.T) {
 		t.Fatalf("Build: %v", err)
 	}
 	defer release()
-	_, err = read(t, devs, "soil")
+	_, err = readByID(t, devs, "soil")
 	if err == nil || err.Error() != "set up: mcp3008 on /dev/spidev0.0: no /dev/spidev0.0: is SPI enabled?" {
 		t.Fatalf("read: %v, want the setup's error", err)
 	}
 	mu.Lock()
 	port = playedBack(conntest.IO{W: []byte{0x01, 0x80, 0x00}, R: []byte{0x00, 0x03, 0xff}})
 	mu.Unlock()
-	got, err := read(t, devs, "soil")
+	got, err := readByID(t, devs, "soil")
 	if err != nil || got["voltage"] != volts(1023, 3.3, 10) {
 		t.Fatalf("read once the file is there: %v, %v", got, err)
 	}
@@ -224,15 +224,15 @@ func TestSPIADCBusErrorIsAFault(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	_, err = read(t, devs, "soil")
+	_, err = readByID(t, devs, "soil")
 	if !errors.Is(err, mcp3xxx.ErrNoAnswer) || !strings.HasPrefix(err.Error(), "mcp3008 on /dev/spidev0.0: mcp3xxx: read CH0: the null bit") {
 		t.Errorf("floating MISO: %v", err)
 	}
-	_, err = read(t, devs, "soil")
+	_, err = readByID(t, devs, "soil")
 	if err == nil || err.Error() != "mcp3008 on /dev/spidev0.0: mcp3xxx: read CH0: sysfs-spi: Tx() failed: no such device" {
 		t.Errorf("failed transfer: %v", err)
 	}
-	got, err := read(t, devs, "soil")
+	got, err := readByID(t, devs, "soil")
 	if err != nil || got["voltage"] != volts(1, 3.3, 10) {
 		t.Errorf("after the faults: %v, %v", got, err)
 	}

@@ -57,7 +57,7 @@ func (h *fakeHost) I2CBus(name string) (i2c.BusCloser, error) {
 	return b, nil
 }
 
-func (h *fakeHost) PWMRoot() string { return h.root }
+func (h *fakeHost) SysRoot() string { return h.root }
 
 const rpi4Label = "pinctrl-bcm2711"
 

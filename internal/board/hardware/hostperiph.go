@@ -18,7 +18,7 @@ import (
 )
 
 // Periph is the real Host: GPIO lines through the kernel's character
-// device (gpioioctl), I2C buses through /dev/i2c-N, PWM under /sys.
+// device (gpioioctl), I2C buses through /dev/i2c-N; PWM, 1-Wire, IIO and hwmon under /sys.
 type Periph struct{}
 
 // NewPeriph initialises periph's drivers. A driver that fails (the rpi
@@ -91,5 +91,5 @@ func (*Periph) I2CBus(name string) (i2c.BusCloser, error) {
 	return b, nil
 }
 
-// PWMRoot is "/sys".
-func (*Periph) PWMRoot() string { return "/sys" }
+// SysRoot is "/sys".
+func (*Periph) SysRoot() string { return "/sys" }
