@@ -15,10 +15,10 @@ import (
 	"periph.io/x/host/v3/sysfs"
 )
 
-// SPIPort opens an SPI device file through periph: the port host.Init's
+// SPIPort opens an SPI device file through periph: the port driverreg.Init's
 // sysfs-spi driver registered (spireg), or, for a device file that
 // appeared since (SPI enabled, an overlay loaded at run time), periph's
-// sysfs-spi driver directly, which host.Init only lists. A file that is
+// sysfs-spi driver directly, which driverreg.Init only lists. A file that is
 // not there says what enables it.
 func (*Periph) SPIPort(dev string) (spi.PortCloser, error) {
 	for _, r := range spireg.All() {
