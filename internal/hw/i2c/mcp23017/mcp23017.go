@@ -24,6 +24,8 @@ package mcp23017
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"periph.io/x/conn/v3/i2c"
@@ -50,6 +52,63 @@ func (m Model) Pins() int {
 		return 8
 	}
 	return 16
+}
+
+// PinName is the datasheet's name of pin: GPA0..GPA7, GPB0..GPB7 on the
+// MCP23017, GP0..GP7 on the MCP23008.
+func (m Model) PinName(pin int) string {
+	switch {
+	case pin < 0 || pin >= m.Pins():
+		return fmt.Sprintf("pin %d", pin)
+	case m == MCP23008:
+		return fmt.Sprintf("GP%d", pin)
+	case pin < 8:
+		return fmt.Sprintf("GPA%d", pin)
+	}
+	return fmt.Sprintf("GPB%d", pin-8)
+}
+
+// ParsePin reads a pin as PinName names it (in any case) or by its
+// number, 0..15 on the MCP23017 (GPB0 is 8), 0..7 on the MCP23008.
+func (m Model) ParsePin(s string) (int, error) {
+	want := "GPA0..GPA7, GPB0..GPB7 or 0..15"
+	if m == MCP23008 {
+		want = "GP0..GP7 or 0..7"
+	}
+	u := strings.ToUpper(s)
+	n, base := -1, 0
+	switch {
+	case m == MCP23017 && (strings.HasPrefix(u, "GPA") || strings.HasPrefix(u, "GPB")):
+		n = digit(u[3:], 7)
+		if u[2] == 'B' {
+			base = 8
+		}
+	case m == MCP23008 && strings.HasPrefix(u, "GP"):
+		n = digit(u[2:], 7)
+	default:
+		n = number(u, m.Pins()-1)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("the %v has no pin %q (%s)", m, s, want)
+	}
+	return base + n, nil
+}
+
+// digit is the one decimal digit s holds, at most hi, else -1.
+func digit(s string, hi int) int {
+	if len(s) != 1 {
+		return -1
+	}
+	return number(s, hi)
+}
+
+// number is the decimal number s holds, 0..hi, else -1.
+func number(s string, hi int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > hi || s[0] == '+' || len(s) > 2 {
+		return -1
+	}
+	return n
 }
 
 // The MCP23008's register addresses (DS21919 table 1-3); the MCP23017's

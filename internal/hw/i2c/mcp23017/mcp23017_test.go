@@ -201,3 +201,34 @@ func TestReadInterrupt(t *testing.T) {
 		t.Errorf("a failed read: %v", err)
 	}
 }
+
+func TestPinNames(t *testing.T) {
+	for _, tc := range []struct {
+		m    Model
+		in   string
+		pin  int
+		name string
+	}{
+		{MCP23017, "GPA0", 0, "GPA0"}, {MCP23017, "gpb7", 15, "GPB7"}, {MCP23017, "9", 9, "GPB1"},
+		{MCP23017, "15", 15, "GPB7"}, {MCP23008, "GP3", 3, "GP3"}, {MCP23008, "7", 7, "GP7"},
+	} {
+		pin, err := tc.m.ParsePin(tc.in)
+		if err != nil || pin != tc.pin || tc.m.PinName(pin) != tc.name {
+			t.Errorf("%v %q = %d (%s), %v; want %d (%s)", tc.m, tc.in, pin, tc.m.PinName(pin), err, tc.pin, tc.name)
+		}
+	}
+	for _, tc := range []struct {
+		m  Model
+		in string
+	}{
+		{MCP23017, "GPA8"}, {MCP23017, "GP3"}, {MCP23017, "16"}, {MCP23017, "-1"}, {MCP23017, "GPC0"},
+		{MCP23008, "GPA0"}, {MCP23008, "8"}, {MCP23008, "GP10"}, {MCP23017, "+1"}, {MCP23017, ""}, {MCP23017, "007"},
+	} {
+		if pin, err := tc.m.ParsePin(tc.in); err == nil {
+			t.Errorf("%v %q = %d, want an error", tc.m, tc.in, pin)
+		}
+	}
+	if _, err := MCP23008.ParsePin("GPA0"); err == nil || err.Error() != `the MCP23008 has no pin "GPA0" (GP0..GP7 or 0..7)` {
+		t.Errorf("error: %v", err)
+	}
+}

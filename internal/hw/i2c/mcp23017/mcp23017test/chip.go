@@ -62,13 +62,15 @@ type Chip struct {
 	pending [2]bool        // each port's interrupt
 	absent  bool
 	txs     int
+	onTx    func(n int)
 }
 
 // New is a chip at addr in its power-on state, its INT output on a
 // gpiotest pin named INT.
 func New(m mcp23017.Model, addr uint16) *Chip {
 	c := &Chip{model: m, addr: addr}
-	c.int = &Line{Pin: &gpiotest.Pin{N: "INT", EdgesChan: make(chan gpio.Level, 64)}, chip: c}
+	c.int = NewLine("INT")
+	c.int.chip = c
 	c.PowerCycle()
 	return c
 }
@@ -134,11 +136,35 @@ func (c *Chip) Txs() int {
 	return c.txs
 }
 
+// OnTx has f called after each transfer the chip answers, with their
+// count, outside the chip's lock: what happens while its driver is
+// between two transfers.
+func (c *Chip) OnTx(f func(n int)) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.onTx = f
+}
+
 // Tx implements i2c.Bus: w's first byte sets the address pointer, the
 // rest are written from it on, then r is read from where it is.
 func (c *Chip) Tx(addr uint16, w, r []byte) error {
+	n, f, err := c.tx(addr, w, r)
+	if err == nil && f != nil {
+		f(n)
+	}
+	return err
+}
+
+func (c *Chip) tx(addr uint16, w, r []byte) (int, func(int), error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if err := c.transfer(addr, w, r); err != nil {
+		return 0, nil, err
+	}
+	return c.txs, c.onTx, nil
+}
+
+func (c *Chip) transfer(addr uint16, w, r []byte) error {
 	if c.absent || addr != c.addr {
 		return ErrNAK
 	}
@@ -295,15 +321,60 @@ func bit(l gpio.Level) uint16 {
 // Line is the Pi GPIO line INT is wired to: a gpiotest pin whose level
 // the chip sets, a falling edge sent on EdgesChan each time it falls (64
 // are kept, as the kernel keeps a line's events), and a Halt that cuts a
-// WaitForEdge short, as gpioioctl's does.
+// WaitForEdge short, as gpioioctl's does. Alone (NewLine), the test sets
+// its level with Fall and Rise.
 type Line struct {
 	*gpiotest.Pin
 	chip *Chip
 
 	wmu     sync.Mutex
 	waiting chan struct{} // closed by Halt; nil while no wait is on
+	waiters chan struct{} // closed when the next wait is on
 	ins     int
+	lose    bool // falls send no edge
+	short   bool // held low, whatever drives it
+	fail    bool // waits fail at once
 }
+
+// Lose makes the line's falls send no edge (a missed edge), or not.
+func (l *Line) Lose(on bool) { l.knob(&l.lose, on) }
+
+// Short holds the line low, as a short to ground would, or lets it go
+// back to what the chip drives.
+func (l *Line) Short(on bool) {
+	l.knob(&l.short, on)
+	switch {
+	case on:
+		l.Pin.Lock()
+		l.L = gpio.Low
+		l.Pin.Unlock()
+	case l.chip != nil:
+		l.chip.mu.Lock()
+		defer l.chip.mu.Unlock()
+		l.set(l.chip.intLevel(), true)
+	}
+}
+
+// FailWaits makes WaitForEdge fail at once, as on a line gone wrong, or
+// not.
+func (l *Line) FailWaits(on bool) { l.knob(&l.fail, on) }
+
+func (l *Line) knob(k *bool, on bool) {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	*k = on
+}
+
+// NewLine is a line of its own, not wired to a chip.
+func NewLine(name string) *Line {
+	return &Line{Pin: &gpiotest.Pin{N: name, EdgesChan: make(chan gpio.Level, 64)}}
+}
+
+// Fall pulls the line low, an edge.
+func (l *Line) Fall() { l.set(gpio.Low, true) }
+
+// Rise lets it go high.
+func (l *Line) Rise() { l.set(gpio.High, true) }
 
 // In requests the line: gpiotest's, then the level the chip drives (a
 // request does not lift a line the chip holds low, and sees no edge in
@@ -315,6 +386,9 @@ func (l *Line) In(pull gpio.Pull, edge gpio.Edge) error {
 	l.wmu.Lock()
 	l.ins++
 	l.wmu.Unlock()
+	if l.chip == nil {
+		return nil
+	}
 	l.chip.mu.Lock()
 	defer l.chip.mu.Unlock()
 	l.set(l.chip.intLevel(), false)
@@ -332,7 +406,15 @@ func (l *Line) Ins() int {
 func (l *Line) WaitForEdge(timeout time.Duration) bool {
 	halted := make(chan struct{})
 	l.wmu.Lock()
+	if l.fail {
+		l.wmu.Unlock()
+		return false
+	}
 	l.waiting = halted
+	if l.waiters != nil {
+		close(l.waiters)
+		l.waiters = nil
+	}
 	l.wmu.Unlock()
 	defer func() {
 		l.wmu.Lock()
@@ -348,6 +430,22 @@ func (l *Line) WaitForEdge(timeout time.Duration) bool {
 	case <-t.C:
 	}
 	return false
+}
+
+// Waiting returns a channel closed once a WaitForEdge is on (at once if
+// one is).
+func (l *Line) Waiting() <-chan struct{} {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	if l.waiting != nil {
+		ch := make(chan struct{})
+		close(ch)
+		return ch
+	}
+	if l.waiters == nil {
+		l.waiters = make(chan struct{})
+	}
+	return l.waiters
 }
 
 // Halt ends a wait in progress; one that is not yet waiting is not
@@ -370,11 +468,14 @@ func (l *Line) pull() gpio.Pull {
 
 // set sets the level; with edges, a fall is one.
 func (l *Line) set(v gpio.Level, edges bool) {
+	l.wmu.Lock()
+	short, lose := l.short, l.lose
+	l.wmu.Unlock()
 	l.Pin.Lock()
 	fell := bool(l.L && !v)
-	l.L = v
+	l.L = v && gpio.Level(!short)
 	l.Pin.Unlock()
-	if fell && edges {
+	if fell && edges && !short && !lose {
 		select {
 		case l.EdgesChan <- gpio.Low:
 		default: // the kernel's queue is full: the edge is lost
