@@ -28,15 +28,15 @@ func readINT(b ...byte) i2ctest.IO { return i2ctest.IO{Addr: 0x20, W: []byte{0x0
 func TestTraffic17(t *testing.T) {
 	intr := mcp23017test.NewLine("GPIO17")
 	bus := &hooked{Playback: &i2ctest.Playback{DontPanic: true, Ops: []i2ctest.IO{
-		w(0x0A, 0x44, 0x44), // 1 IOCON: MIRROR, ODR
-		w(0x02, 0, 0),       // 2 IPOL
-		w(0x04, 0, 0),       // 3 GPINTEN: none while the pins change
-		w(0x06, 0, 0),       // 4 DEFVAL
-		w(0x08, 0, 0),       // 5 INTCON: against the previous level
-		w(0x14, 0x00, 0x00), // 6 OLAT: the lamp off
-		w(0x0C, 0x00, 0x02), // 7 GPPU: GPB1's pull-up
-		w(0x00, 0xfe, 0xff), // 8 IODIR: GPA0 an output
-		w(0x04, 0x00, 0x02), // 9 GPINTEN: GPB1
+		w(0x0A, 0x44, 0x44),                      // 1 IOCON: MIRROR, ODR
+		w(0x02, 0, 0),                            // 2 IPOL
+		w(0x04, 0, 0),                            // 3 GPINTEN: none while the pins change
+		w(0x06, 0, 0),                            // 4 DEFVAL
+		w(0x08, 0, 0),                            // 5 INTCON: against the previous level
+		w(0x14, 0x00, 0x00),                      // 6 OLAT: the lamp off
+		w(0x0C, 0x00, 0x02),                      // 7 GPPU: GPB1's pull-up
+		w(0x00, 0xfe, 0xff),                      // 8 IODIR: GPA0 an output
+		w(0x04, 0x00, 0x02),                      // 9 GPINTEN: GPB1
 		readINT(0, 0, 0, 0, 0x00, 0x02),          // 10 the switch released
 		w(0x14, 0x01, 0x00),                      // 11 OLAT: the lamp on
 		readINT(0x00, 0x02, 0, 0x00, 0x01, 0x00), // 12 pressed
