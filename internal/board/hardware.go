@@ -206,7 +206,7 @@ func (c *Config) hardwareDescriptors() []device.Descriptor {
 	var out []device.Descriptor
 	for _, id := range slices.Sorted(maps.Keys(c.Devices)) {
 		if d, ok := c.Devices[id].descriptor(id); ok {
-			out = append(out, d)
+			out = append(out, c.expanderDescriptor(d, c.Devices[id]))
 		}
 	}
 	return out

@@ -49,6 +49,8 @@ type usage struct {
 	chips map[string]chipUse // the chips that passed their checks, by name
 	pwms  map[string]string  // chip:channel -> device
 	ports map[string]string  // serial port path -> device
+	// declared are the chips the file declares, valid or not (expander pins).
+	declared map[string]ChipConfig
 }
 
 // pinUse is who holds a line: its owner ("devices.relay", "chips.ex1"),
@@ -70,6 +72,7 @@ func newUsage() *usage {
 func (v *validator) hardware(c *Config, t target) []device.Descriptor {
 	u := newUsage()
 	v.chips(c, t, u)
+	u.declared = c.Chips
 	var descs []device.Descriptor
 	for _, id := range c.fileOrder() {
 		path, dc := join("devices", id), c.Devices[id]
@@ -185,6 +188,9 @@ var headerPinSpec = regexp.MustCompile(`(?i)^pin[0-9]+$`)
 // pin resolves a device's pin on the board and claims its line. It
 // reports whether the pin is usable.
 func (v *validator) pin(path, id string, dc DeviceConfig, t target, u *usage) (profile.LineRef, bool) {
+	if isExp, ok := v.expanderPin(path, dc, u); isExp {
+		return profile.LineRef{}, ok
+	}
 	spec := strings.TrimSpace(dc.Pin)
 	switch {
 	case spec == "":
