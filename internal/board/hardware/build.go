@@ -24,6 +24,7 @@ import (
 	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/internal/board/profile"
 	"github.com/openhal/gateway/internal/clock"
+	"github.com/openhal/gateway/internal/hw/expander"
 	"github.com/openhal/gateway/internal/hw/gpioline"
 	"github.com/openhal/gateway/internal/hw/pwm"
 	"github.com/openhal/gateway/internal/hw/sensor"
@@ -69,6 +70,9 @@ func Build(ctx context.Context, cfg *board.Config, prof *profile.Profile, h Host
 		}
 		devs = append(devs, d)
 	}
+	if err := b.startExpanders(); err != nil {
+		return nil, nil, err
+	}
 	return devs, b.release, nil
 }
 
@@ -81,6 +85,8 @@ type builder struct {
 	log     *slog.Logger
 	buses   map[string]i2c.Bus // by the configuration's bus name: sensors share them
 	closers []func() error
+	// expanders are the expanders opened, by chip name (build_expander.go).
+	expanders map[string]*expander.Chip
 }
 
 func (b *builder) release() {
@@ -93,6 +99,9 @@ func (b *builder) release() {
 }
 
 func (b *builder) device(desc device.Descriptor, dc board.DeviceConfig) (device.Device, error) {
+	if d, ok, err := b.expanderDevice(desc, dc); ok {
+		return d, err
+	}
 	switch dc.Kind {
 	case device.KindGPIOOutput:
 		return b.output(desc, dc)

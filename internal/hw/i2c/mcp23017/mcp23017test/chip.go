@@ -334,6 +334,22 @@ type Line struct {
 	lose    bool // falls send no edge
 	short   bool // held low, whatever drives it
 	fail    bool // waits fail at once
+	closed  bool
+}
+
+// Close releases the line, as gpioioctl's Close does.
+func (l *Line) Close() error {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	l.closed = true
+	return nil
+}
+
+// Closed reports whether the line was released.
+func (l *Line) Closed() bool {
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	return l.closed
 }
 
 // Lose makes the line's falls send no edge (a missed edge), or not.
