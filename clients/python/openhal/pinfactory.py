@@ -7,8 +7,10 @@ log stand between the script and the pins, as they do for every client.
 Pins are found by the ``pin`` each device's descriptor carries (the
 configuration's, or the sim board's documented ones); gpiozero's own
 numbering (``17``, ``"GPIO17"``, ``"BCM17"``, ``"BOARD11"``, ``"J8:11"``) is
-mapped to the Raspberry Pi's BCM numbers, and a device id (``"sim.led"``)
-names a device directly.
+mapped to the Raspberry Pi's BCM numbers, a pin of an I/O expander the
+configuration declares is named as its descriptor names it
+(``"ex1:GPA0"``, or ``"ex1:0"``), and a device id (``"sim.led"``) names a
+device directly.
 
 Select it with ``Device.pin_factory = OpenHALFactory()``, or with
 ``GPIOZERO_PIN_FACTORY=openhal`` once the package is installed with its
@@ -22,7 +24,7 @@ import threading
 import time
 import traceback
 import warnings
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 from gpiozero.exc import (
     GPIOZeroError, PinError, PinFixedPull, PinInvalidEdges, PinInvalidFunction, PinInvalidPin,
@@ -41,6 +43,9 @@ HEADER = {3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 2
           36: 16, 37: 26, 38: 20, 40: 21}
 
 PIN_KINDS = ("gpio.input", "gpio.output", "pwm")
+
+# The I/O expanders whose pins are gpio devices (a descriptor's ``chip``).
+EXPANDER_CHIPS = ("mcp23017", "mcp23008")
 
 
 class GatewayRefused(PinError, HubError):
@@ -106,6 +111,25 @@ def descriptor_bcm(pin: str) -> Optional[int]:
         return int(off) if chip.lower().startswith("pinctrl-") and off.isdigit() else None
     n = bcm_number(s) if s.upper().startswith("GPIO") else None
     return n
+
+
+def expander_pin(spec: Union[int, str]) -> Optional[Tuple[str, int]]:
+    """The chip and pin number an expander's pin names: ``"ex1:GPA0"``
+    (GPA0..GPA7 are 0..7, GPB0..GPB7 8..15), ``"ex1:GP3"`` (an MCP23008),
+    ``"ex1:9"``, in any case; None for any other spec."""
+    if not isinstance(spec, str) or ":" not in spec:
+        return None
+    chip, _, pin = spec.strip().partition(":")
+    p = pin.upper()
+    if len(p) == 4 and p[:3] in ("GPA", "GPB") and p[3] in "01234567":
+        n = int(p[3]) + (8 if p[2] == "B" else 0)
+    elif len(p) == 3 and p[:2] == "GP" and p[2] in "01234567":
+        n = int(p[2])
+    elif p.isdigit() and len(p) <= 2 and int(p) <= 15:
+        n = int(p)
+    else:
+        return None
+    return (chip.lower(), n) if chip else None
 
 
 class OpenHALFactory(Factory):
@@ -221,13 +245,20 @@ class OpenHALFactory(Factory):
             for d in devs:
                 if d.pin and descriptor_bcm(d.pin) == n:
                     return d
+        ep = expander_pin(spec)
+        if n is None and ep is not None:
+            for d in devs:
+                if d.raw.get("chip") in EXPANDER_CHIPS and d.pin and expander_pin(d.pin) == ep:
+                    return d
         wired = ", ".join("%s=%s" % (d.id, d.pin) for d in devs if d.pin) or "none"
         raise PinInvalidPin("%r: no GPIO or PWM device of the gateway at %s is wired to it (wired: %s)"
                             % (spec, self._hub, wired))
 
-    def _key(self, spec: Union[int, str]) -> Union[int, str]:
+    def _key(self, spec: Union[int, str]) -> Any:
         n = bcm_number(spec)
-        return n if n is not None else spec
+        if n is not None:
+            return n
+        return expander_pin(spec) or spec  # "ex1:0" and "ex1:GPA0" are one pin
 
     def reserve_pins(self, requester: Any, *pins: Union[int, str]) -> None:
         super().reserve_pins(requester, *(self._key(p) for p in pins))
