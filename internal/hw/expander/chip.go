@@ -31,10 +31,11 @@
 // with the chip's name and what to check, the gateway serves the other
 // devices, and the watcher writes the setup again every second until the
 // chip answers, when the faults clear. A chip that was reset (a power
-// glitch: every pin an input again, IOCON 0) is found at the next edge,
-// failed transfer or quiet check (once a minute with nothing happening)
-// and set up again, its outputs at their last written level: until then
-// its outputs do not drive. A failing INT line is a fault of the inputs
+// glitch: every pin an input again, interrupts off, IOCON 0) is found at
+// the quiet check (a read of IOCON once a minute without an edge, which
+// a reset chip no longer sends) or a failed transfer, and set up again,
+// its outputs at their last written level: until then its outputs do not
+// drive, though writes to them succeed. A failing INT line is a fault of the inputs
 // only; it is requested again every second.
 package expander
 
