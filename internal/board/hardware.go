@@ -208,7 +208,7 @@ func (c *Config) hardwareDescriptors() []device.Descriptor {
 	for _, id := range slices.Sorted(maps.Keys(c.Devices)) {
 		if d, ok := c.Devices[id].descriptor(id); ok {
 			d = c.onChip(d, c.Devices[id]) // servo.go
-			out = append(out, d)
+			out = append(out, c.expanderDescriptor(d, c.Devices[id]))
 		}
 	}
 	return out

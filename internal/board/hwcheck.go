@@ -51,6 +51,8 @@ type usage struct {
 	ports map[string]string  // serial port path -> device
 	spi   *spiUsage          // SPI ADCs (hwcheck_spi.go)
 	w1    map[string]string  // 1-Wire id -> sensor (hwcheck_kernel.go; made at its first use)
+	// declared are the chips the file declares, valid or not (expander pins).
+	declared map[string]ChipConfig
 }
 
 // pinUse is who holds a line: its owner ("devices.relay", "chips.ex1"),
@@ -72,6 +74,7 @@ func newUsage() *usage {
 func (v *validator) hardware(c *Config, t target) []device.Descriptor {
 	u := newUsage()
 	v.chips(c, t, u)
+	u.declared = c.Chips
 	var descs []device.Descriptor
 	for _, id := range c.fileOrder() {
 		path, dc := join("devices", id), c.Devices[id]
@@ -189,6 +192,9 @@ var headerPinSpec = regexp.MustCompile(`(?i)^pin[0-9]+$`)
 // pin resolves a device's pin on the board and claims its line. It
 // reports whether the pin is usable.
 func (v *validator) pin(path, id string, dc DeviceConfig, t target, u *usage) (profile.LineRef, bool) {
+	if isExp, ok := v.expanderPin(path, dc, u); isExp {
+		return profile.LineRef{}, ok
+	}
 	spec := strings.TrimSpace(dc.Pin)
 	switch {
 	case spec == "":

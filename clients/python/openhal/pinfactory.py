@@ -8,8 +8,10 @@ as they do for every client.
 Pins are found by the ``pin`` each device's descriptor carries (the
 configuration's, or the sim board's documented ones); gpiozero's own
 numbering (``17``, ``"GPIO17"``, ``"BCM17"``, ``"BOARD11"``, ``"J8:11"``) is
-mapped to the Raspberry Pi's BCM numbers, and a device id (``"sim.led"``)
-names a device directly.
+mapped to the Raspberry Pi's BCM numbers, a pin of an I/O expander the
+configuration declares is named as its descriptor names it
+(``"ex1:GPA0"``, or ``"ex1:0"``), and a device id (``"sim.led"``) names a
+device directly.
 
 A servo of the gateway (kind ``x.servo``) is a pin too, for gpiozero's
 ``Servo`` and ``AngularServo``: a PWM pin at 50 Hz whose duty cycle is
@@ -30,7 +32,7 @@ import threading
 import time
 import traceback
 import warnings
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 from gpiozero.exc import (
     GPIOZeroError, PinError, PinFixedPull, PinInvalidEdges, PinInvalidFunction, PinInvalidPin,
@@ -91,6 +93,9 @@ class ServoScale:
     def pulse_us(self, angle: float) -> float:
         """The pulse of an angle."""
         return self.min_us + (angle - self.min_deg) / (self.max_deg - self.min_deg) * (self.max_us - self.min_us)
+
+# The I/O expanders whose pins are gpio devices (a descriptor's ``chip``).
+EXPANDER_CHIPS = ("mcp23017", "mcp23008")
 
 
 class GatewayRefused(PinError, HubError):
@@ -156,6 +161,25 @@ def descriptor_bcm(pin: str) -> Optional[int]:
         return int(off) if chip.lower().startswith("pinctrl-") and off.isdigit() else None
     n = bcm_number(s) if s.upper().startswith("GPIO") else None
     return n
+
+
+def expander_pin(spec: Union[int, str]) -> Optional[Tuple[str, int]]:
+    """The chip and pin number an expander's pin names: ``"ex1:GPA0"``
+    (GPA0..GPA7 are 0..7, GPB0..GPB7 8..15), ``"ex1:GP3"`` (an MCP23008),
+    ``"ex1:9"``, in any case; None for any other spec."""
+    if not isinstance(spec, str) or ":" not in spec:
+        return None
+    chip, _, pin = spec.strip().partition(":")
+    p = pin.upper()
+    if len(p) == 4 and p[:3] in ("GPA", "GPB") and p[3] in "01234567":
+        n = int(p[3]) + (8 if p[2] == "B" else 0)
+    elif len(p) == 3 and p[:2] == "GP" and p[2] in "01234567":
+        n = int(p[2])
+    elif p.isdigit() and len(p) <= 2 and int(p) <= 15:
+        n = int(p)
+    else:
+        return None
+    return (chip.lower(), n) if chip else None
 
 
 class OpenHALFactory(Factory):
@@ -271,13 +295,20 @@ class OpenHALFactory(Factory):
             for d in devs:
                 if d.pin and descriptor_bcm(d.pin) == n:
                     return d
+        ep = expander_pin(spec)
+        if n is None and ep is not None:
+            for d in devs:
+                if d.raw.get("chip") in EXPANDER_CHIPS and d.pin and expander_pin(d.pin) == ep:
+                    return d
         wired = ", ".join("%s=%s" % (d.id, d.pin) for d in devs if d.pin) or "none"
         raise PinInvalidPin("%r: no GPIO, PWM or servo device of the gateway at %s is wired to it (wired: %s)"
                             % (spec, self._hub, wired))
 
-    def _key(self, spec: Union[int, str]) -> Union[int, str]:
+    def _key(self, spec: Union[int, str]) -> Any:
         n = bcm_number(spec)
-        return n if n is not None else spec
+        if n is not None:
+            return n
+        return expander_pin(spec) or spec  # "ex1:0" and "ex1:GPA0" are one pin
 
     def reserve_pins(self, requester: Any, *pins: Union[int, str]) -> None:
         super().reserve_pins(requester, *(self._key(p) for p in pins))

@@ -25,6 +25,7 @@ import (
 	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/internal/board/profile"
 	"github.com/openhal/gateway/internal/clock"
+	"github.com/openhal/gateway/internal/hw/expander"
 	"github.com/openhal/gateway/internal/hw/gpioline"
 	"github.com/openhal/gateway/internal/hw/i2c/pca9685"
 	"github.com/openhal/gateway/internal/hw/pwm"
@@ -76,6 +77,9 @@ func Build(ctx context.Context, cfg *board.Config, prof *profile.Profile, h Host
 		}
 		devs = append(devs, d)
 	}
+	if err := b.startExpanders(); err != nil {
+		return nil, nil, err
+	}
 	return devs, b.release, nil
 }
 
@@ -93,6 +97,8 @@ type builder struct {
 	// adcs are the SPI ADCs by device file: their channels share them
 	// (build_spi.go).
 	adcs map[string]*adcChip
+	// expanders are the expanders opened, by chip name (build_expander.go).
+	expanders map[string]*expander.Chip
 }
 
 func (b *builder) release() {
@@ -105,6 +111,9 @@ func (b *builder) release() {
 }
 
 func (b *builder) device(desc device.Descriptor, dc board.DeviceConfig) (device.Device, error) {
+	if d, ok, err := b.expanderDevice(desc, dc); ok {
+		return d, err
+	}
 	switch dc.Kind {
 	case device.KindGPIOOutput:
 		return b.output(desc, dc)
