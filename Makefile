@@ -256,6 +256,17 @@ test-qemu-arm64: cross
 	bash e2e/qemu/arm64/assets.sh >/dev/null
 	GATEWAY_QEMU=1 $(GO) test -count=1 -v ./e2e/qemu/arm64
 
+# The Raspberry Pi 3B's own GPIO controller (issue 30, point 8): the arm64
+# gateway with board: rpi3b on Debian's arm64 kernel and its Pi 3B device
+# tree under qemu-system-aarch64 -M raspi3b, its lines on pinctrl-bcm2835
+# over QEMU's BCM2835 GPIO model, a HAL client over usb-net. The kernel
+# package is the arm64 test's (its cache); outputs in
+# $${XDG_CACHE_HOME:-~/.cache}/gateway-qemu/rpi3b (e2e/qemu/README.md).
+.PHONY: test-qemu-rpi3b
+test-qemu-rpi3b: cross
+	bash e2e/qemu/rpi3b/assets.sh >/dev/null
+	GATEWAY_QEMU=1 GO='$(GO)' $(GO) test -count=1 -v ./e2e/qemu/rpi3b
+
 # The load tool on the Pi's cores (issue 17): the arm64 gateway and the
 # arm64 halbench in the arm64 guest above (2 vCPUs under TCG), hub and echo
 # server both inside, halbench's table printed and written to
@@ -273,9 +284,9 @@ bench-qemu:
 	GATEWAY_QEMU_BENCH=1 GATEWAY_QEMU_BENCHFLAGS='$(QEMU_BENCHFLAGS)' GATEWAY_QEMU_BENCH_OUT=$(CURDIR)/bin/bench-qemu-arm64.md \
 		$(GO) test -count=1 -v -timeout 40m -run '^TestHalbenchOnArm64$$' ./e2e/qemu/arm64
 
-# The real-kernel test (issue 8): both guests; each prints N passed, N failed.
+# The real-kernel test (issue 8): the three guests; each prints N passed, N failed.
 .PHONY: test-qemu
-test-qemu: test-qemu-arm64 test-qemu-armhf
+test-qemu: test-qemu-arm64 test-qemu-armhf test-qemu-rpi3b
 
 # The real-system tests (tier 3), each installing what it needs: the ARM
 # binaries under qemu-user, the units and package under a real systemd,

@@ -14,6 +14,11 @@ const (
 	KindPWM        = "pwm"
 	KindSensor     = "sensor"
 	KindSerial     = "serial"
+	// KindServo is the gateway's own kind (an "x.<name>" of §6) for a
+	// hobby servo: the value is an angle in degrees (unit "deg"), the
+	// descriptor says its pulse range (MinPulseUs, MaxPulseUs) and its
+	// speed limit (Rate); docs/protocol.md, "Extension kinds".
+	KindServo = "x.servo"
 )
 
 // Access says whether a device can be read, written, or both.
@@ -98,6 +103,20 @@ type Descriptor struct {
 	Address string `json:"address,omitempty"`
 	Chip    string `json:"chip,omitempty"`
 	Channel *int   `json:"channel,omitempty"`
+
+	// MinPulseUs and MaxPulseUs are an x.servo's pulse widths in µs at
+	// its schema's minimum and maximum angle, linear between, so that a
+	// client that thinks in pulses (gpiozero's Servo, whose duty cycle
+	// is a pulse over its 20 ms frame) converts to the angle. Rate is its
+	// speed limit in degrees a second (0: it moves at once). Gateway
+	// extensions too.
+	MinPulseUs float64 `json:"minPulseUs,omitempty"`
+	MaxPulseUs float64 `json:"maxPulseUs,omitempty"`
+	Rate       float64 `json:"rate,omitempty"`
+	// Differential marks an ADC channel read as a pair: Channel is the
+	// datasheet's differential configuration (on an MCP3008, 0 is CH0
+	// against CH1, 1 is CH1 against CH0). A gateway extension too.
+	Differential bool `json:"differential,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
@@ -143,6 +162,11 @@ type WriteRequest struct {
 	Value       any
 	Reply       bool
 	ReplyWithin time.Duration
+	// Safe: the Hub drives the device to its safe value on its own (an
+	// emergency stop, a broken interlock, maxOnMs, the shutdown). A
+	// device that paces its moves (a servo's rate) goes there at once:
+	// nothing may slow a stop.
+	Safe bool
 }
 
 // WriteResult says what a write did. For most devices the written value

@@ -11,7 +11,8 @@ import (
 
 // TestLiveValue: a value written by another client (an admin's Go client)
 // shows on the bench without a reload, each time it changes, and the
-// device's checkbox follows it; its history plot is there.
+// device's checkbox follows it; its history plot is there; the card says
+// where the device is wired.
 func TestLiveValue(t *testing.T) {
 	g := newBench(t)
 	admin := g.adminToken(t)
@@ -31,6 +32,7 @@ func TestLiveValue(t *testing.T) {
 		}
 	}
 	p.waitText(deviceHook("sim.led", "state"), "^ok$")
+	p.waitText(deviceHook("sim.led", "where"), "^GPIO17$") // the descriptor's pin
 	p.do(chromedp.WaitVisible(chromedp.CSS(`[data-test="plot"][data-series="sim.led"]`)))
 	p.waitText(deviceHook("sim.temperature", "value"), `\d`)
 	p.screenshots("bench")

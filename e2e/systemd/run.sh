@@ -222,7 +222,7 @@ rc=$?
 detail=
 [ $rc = 0 ] || detail="dpkg -i exit $rc: $out"
 for u in gateway gateway-adapter; do ct id "$u" >/dev/null 2>&1 || detail="$detail no user $u;"; done
-for g in gateway gpio i2c dialout; do ct getent group "$g" >/dev/null || detail="$detail no group $g;"; done
+for g in gateway gpio i2c spi dialout; do ct getent group "$g" >/dev/null || detail="$detail no group $g;"; done
 for u in gateway.service gateway.socket gateway-tcp.socket; do
 	e=$(ct systemctl is-enabled "$u" 2>&1)
 	[ "$e" = enabled ] || detail="$detail $u is $e, not enabled;"
@@ -231,7 +231,7 @@ for u in gateway.service gateway.socket gateway-tcp.socket; do
 done
 ct dpkg-query -W -f='${Conffiles}\n' gateway | grep -q /etc/gateway/gateway.yaml ||
 	detail="$detail gateway.yaml is not a conffile;"
-check "the .deb installs: users gateway, gateway-adapter, groups gpio i2c dialout; units enabled, not started" \
+check "the .deb installs: users gateway, gateway-adapter, groups gpio i2c spi dialout; units enabled, not started" \
 	"$([ -z "$detail" ] && echo 0 || echo 1)" "$detail"
 
 out=$(ct systemd-analyze verify gateway.service gateway.socket gateway-tcp.socket 2>&1)
@@ -394,7 +394,7 @@ check "hardening: state dir, audit, 7 sim devices, pyledger as gateway-adapter (
 ct sh -c 'mknod -m 0660 /dev/ttyS0 c 4 64 2>/dev/null; chgrp dialout /dev/ttyS0; mknod -m 0666 /dev/gw-kmsg c 1 11 2>/dev/null'
 cg=$(ct sh -c "sed -n 's/^0:://p' /proc/$mainpid/cgroup")
 probe() { # probe DEVICE: the error of opening it read-write from the gateway's cgroup
-	ct sh -c "echo \$\$ >/sys/fs/cgroup$cg/cgroup.procs && exec setpriv --reuid=gateway --regid=gateway --groups=gpio,i2c,dialout python3 -c '
+	ct sh -c "echo \$\$ >/sys/fs/cgroup$cg/cgroup.procs && exec setpriv --reuid=gateway --regid=gateway --groups=gpio,i2c,spi,dialout python3 -c '
 import os,sys
 try: os.close(os.open(sys.argv[1], os.O_RDWR|os.O_NOCTTY|os.O_NONBLOCK)); print(\"ok\")
 except OSError as e: print(e.strerror)' $1" 2>&1

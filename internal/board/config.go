@@ -34,6 +34,10 @@ type Config struct {
 	// Devices changes the board's devices and states their safety
 	// rules, by device id (see DeviceConfig).
 	Devices map[string]DeviceConfig `yaml:"devices"`
+	// Chips are the chips on a real board's buses whose pins or outputs
+	// are devices (I/O expanders, PWM boards), by a name the devices use
+	// (see ChipConfig).
+	Chips map[string]ChipConfig `yaml:"chips"`
 	// StopButtonID names a gpio.input whose true engages the emergency
 	// stop; empty: none. StopButton returns it.
 	StopButtonID string `yaml:"stopButton"`

@@ -18,8 +18,8 @@ import (
 // docs/configuration.md list which fields each kind takes. A nil pointer,
 // an empty string or a nil map is a field the file leaves out.
 type DeviceConfig struct {
-	// Kind is gpio.output, gpio.input, pwm, sensor or serial (real
-	// boards only).
+	// Kind is gpio.output, gpio.input, pwm, sensor, serial, servo or
+	// counter (real boards only).
 	Kind  string   `yaml:"kind"`
 	Label string   `yaml:"label"`
 	Tags  []string `yaml:"tags"`
@@ -45,11 +45,22 @@ type DeviceConfig struct {
 	Thresholds map[string]float64 `yaml:"thresholds"` // sensor: by quantity
 	Options    *SensorOptions     `yaml:"options"`    // sensor: the driver's
 
-	// counter (issue 30, point 6); it takes pin, pull, edge, debounce
-	// and interval too.
-	PerPulse *float64       `yaml:"perPulse"` // counter: how much of unit one pulse is
-	Unit     string         `yaml:"unit"`     // counter: the unit of perPulse (l, m3, m...)
-	Window   *time.Duration `yaml:"window"`   // counter: the rate's window
+	// SPI ADCs (issue 30, point 1; spiadc.go): a sensor whose driver is
+	// mcp3004, mcp3008, mcp3204 or mcp3208, on Bus /dev/spidevB.C.
+	Channel      *int     `yaml:"channel"`      // the input, or the differential configuration
+	Differential *bool    `yaml:"differential"` // a pair instead of one input against ground
+	Vref         *float64 `yaml:"vref"`         // the VREF pin's volts (3.3)
+	MaxHz        *float64 `yaml:"maxHz"`        // the SPI clock (1 MHz)
+	Scale        *float64 `yaml:"scale"`        // the scaled quantity is voltage×scale+offset
+	Offset       *float64 `yaml:"offset"`       // with scale (0)
+	Unit         string   `yaml:"unit"`         // with scale: the scaled quantity's unit; counter: perPulse's
+	Quantity     string   `yaml:"quantity"`     // with scale: its name ("value")
+
+	// 1-Wire and kernel sensors (issue 30, points 2 and 3; hwcheck_kernel.go).
+	W1ID       string   `yaml:"w1Id"`       // sensor, ds18b20...: the kernel's id, 28-0316a2797dff
+	Name       string   `yaml:"name"`       // sensor, iio or hwmon: the device's name file (dht11, lm75)
+	Index      *int     `yaml:"index"`      // sensor, iio or hwmon: the Nth device of that name (0)
+	Quantities []string `yaml:"quantities"` // sensor, iio or hwmon: what to read (temperature, voltage1)
 
 	Port      string `yaml:"port"`      // serial: device path
 	Baud      *int   `yaml:"baud"`      // serial
@@ -57,6 +68,18 @@ type DeviceConfig struct {
 	Parity    string `yaml:"parity"`    // serial: none, odd, even, mark, space
 	StopBits  string `yaml:"stopBits"`  // serial: 1 or 2
 	Delimiter string `yaml:"delimiter"` // serial: one byte ("\n")
+
+	// counter (issue 30, point 6; hardware_counter.go): pin, pull, edge,
+	// debounce, interval and unit as above, and these.
+	PerPulse *float64       `yaml:"perPulse"` // counter: how much of unit one pulse is
+	Window   *time.Duration `yaml:"window"`   // counter: the rate's window
+
+	// Servo (issue 30, point 4; servo.go): its calibration and speed.
+	MinPulseUs *int     `yaml:"minPulseUs"` // servo: pulse at minAngle in µs (1000)
+	MaxPulseUs *int     `yaml:"maxPulseUs"` // servo: pulse at maxAngle in µs (2000)
+	MinAngle   *float64 `yaml:"minAngle"`   // servo: degrees (0)
+	MaxAngle   *float64 `yaml:"maxAngle"`   // servo: degrees (180)
+	Rate       *float64 `yaml:"rate"`       // servo: degrees a second; nil: moves at once
 
 	// Risk overrides the device's risk: low or high.
 	Risk *device.Risk `yaml:"risk"`

@@ -55,7 +55,7 @@ const (
 
 // hwKinds are the kinds a real board's device may have, in the order
 // messages list them.
-var hwKinds = []string{device.KindGPIOOutput, device.KindGPIOInput, device.KindPWM, device.KindSensor, device.KindSerial, KindCounter}
+var hwKinds = []string{device.KindGPIOOutput, device.KindGPIOInput, device.KindPWM, device.KindSensor, device.KindSerial, KindServo, KindCounter}
 
 // kindFields lists the fields each kind takes beyond those every kind
 // takes (commonFields); every other hardware field is refused.
@@ -63,8 +63,9 @@ var kindFields = map[string][]string{
 	device.KindGPIOOutput: {"pin", "invert", "initial"},
 	device.KindGPIOInput:  {"pin", "pull", "edge", "debounce", "invert"},
 	device.KindPWM:        {"pin", "initial", "frequency", "pwm"},
-	device.KindSensor:     {"driver", "bus", "address", "interval", "thresholds", "options"},
+	device.KindSensor:     {"driver", "bus", "address", "interval", "thresholds", "options", "channel", "differential", "vref", "maxHz", "scale", "offset", "unit", "quantity", "w1Id", "name", "index", "quantities"},
 	device.KindSerial:     {"port", "baud", "dataBits", "parity", "stopBits", "delimiter"},
+	KindServo:             {"pin", "pwm", "frequency", "initial", "minPulseUs", "maxPulseUs", "minAngle", "maxAngle", "rate"},
 	KindCounter:           {"pin", "pull", "edge", "debounce", "perPulse", "unit", "interval", "window"},
 }
 
@@ -182,7 +183,7 @@ var drivers = map[string]driver{
 }
 
 // driverNames lists the drivers in the order messages name them.
-var driverNames = []string{"bme280", "sht3x", "sht4x", "ads1115", "mcp9808", "tmp102", "tmp105"}
+var driverNames = []string{"bme280", "sht3x", "sht4x", "ads1115", "mcp9808", "tmp102", "tmp105", "mcp3004", "mcp3008", "mcp3204", "mcp3208", "ds18b20", "ds18s20", "ds1822", "ds1825", "iio", "hwmon"}
 
 // adcQuantities are the ADS1115's inputs, ain0..ain3 in volts, as its
 // driver names them: the configured channels in order, or all four.
@@ -207,7 +208,8 @@ func (c *Config) hardwareDescriptors() []device.Descriptor {
 	var out []device.Descriptor
 	for _, id := range slices.Sorted(maps.Keys(c.Devices)) {
 		if d, ok := c.Devices[id].descriptor(id); ok {
-			out = append(out, d)
+			d = c.onChip(d, c.Devices[id]) // servo.go
+			out = append(out, c.expanderDescriptor(d, c.Devices[id]))
 		}
 	}
 	return out
@@ -236,7 +238,11 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 			d.Frequency = *dc.Frequency
 		}
 	case device.KindSensor:
-		drv, ok := drivers[dc.Driver]
+		if adc, ok := dc.SPIADC(); ok {
+			d = dc.describeADC(d, adc)
+			break
+		}
+		drv, ok := sensorDriver(dc)
 		if !ok {
 			return device.Descriptor{}, false
 		}
@@ -250,11 +256,14 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 		if dc.Address != nil {
 			d.Address = hexAddr(*dc.Address)
 		}
+		dc.kernelPlace(&d)
 	case device.KindSerial:
 		d.Schema = device.Schema{Type: device.TypeString, MaxLength: &maxLen}
 		d.NoSafeReason = serialNoSafe
+	case KindServo:
+		d = dc.servoDescriptor(d)
 	case KindCounter:
-		d = dc.counterDescriptor(d)
+		d = dc.counterDescriptor(d) // hardware_counter.go
 	default:
 		return device.Descriptor{}, false
 	}
@@ -279,7 +288,7 @@ func (dc DeviceConfig) options() SensorOptions {
 // safe: none. It is nil for the other kinds.
 func (dc DeviceConfig) InitialValue() any {
 	switch {
-	case dc.Kind != device.KindGPIOOutput && dc.Kind != device.KindPWM:
+	case dc.Kind != device.KindGPIOOutput && dc.Kind != device.KindPWM && dc.Kind != KindServo:
 		return nil
 	case dc.Initial != nil:
 		return dc.Initial

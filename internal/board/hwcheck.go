@@ -43,21 +43,28 @@ func targetOf(board string) (target, bool) {
 // usage records what the devices checked so far hold, so that a second
 // claim on a line, an I2C address, a PWM channel or a port is reported.
 type usage struct {
-	pins  map[string]pinUse // by line (pinKey)
-	buses map[int]string    // I2C bus number -> first sensor on it
-	addrs map[[2]int]string // bus, address -> sensor
-	pwms  map[string]string // chip:channel -> device
-	ports map[string]string // serial port path -> device
+	pins  map[string]pinUse  // by line (pinKey)
+	buses map[int]string     // I2C bus number -> first device or chip on it ("devices.t", "chips.ex1")
+	addrs map[[2]int]string  // bus, address -> the device or chip there
+	chips map[string]chipUse // the chips that passed their checks, by name
+	pwms  map[string]string  // chip:channel -> device
+	ports map[string]string  // serial port path -> device
+	spi   *spiUsage          // SPI ADCs (hwcheck_spi.go)
+	w1    map[string]string  // 1-Wire id -> sensor (hwcheck_kernel.go; made at its first use)
+	// declared are the chips the file declares, valid or not (expander pins).
+	declared map[string]ChipConfig
 }
 
+// pinUse is who holds a line: its owner ("devices.relay", "chips.ex1"),
+// the field that names the line, and the line as the file names it.
 type pinUse struct {
-	id, shown string
+	owner, field, shown string
 }
 
 func newUsage() *usage {
 	return &usage{
 		pins: map[string]pinUse{}, buses: map[int]string{}, addrs: map[[2]int]string{},
-		pwms: map[string]string{}, ports: map[string]string{},
+		pwms: map[string]string{}, ports: map[string]string{}, chips: map[string]chipUse{},
 	}
 }
 
@@ -66,6 +73,8 @@ func newUsage() *usage {
 // at fault go to v.skip: rules that name them are not judged again.
 func (v *validator) hardware(c *Config, t target) []device.Descriptor {
 	u := newUsage()
+	v.chips(c, t, u)
+	u.declared = c.Chips
 	var descs []device.Descriptor
 	for _, id := range c.fileOrder() {
 		path, dc := join("devices", id), c.Devices[id]
@@ -83,8 +92,10 @@ func (v *validator) hardware(c *Config, t target) []device.Descriptor {
 			v.sensorDevice(path, id, dc, t, u)
 		case device.KindSerial:
 			v.serialDevice(path, id, dc, u)
+		case KindServo:
+			v.servoDevice(path, id, dc, t, u) // hwcheck_servo.go
 		case KindCounter:
-			v.counterDevice(path, id, dc, t, u)
+			v.counterDevice(path, id, dc, t, u) // hwcheck_counter.go
 		}
 		d, ok := dc.descriptor(id)
 		if !ok || !valid {
@@ -166,6 +177,9 @@ func kindsWith(f string) []string {
 // simEntries refuses the fields that declare hardware on the sim board,
 // whose devices are built in.
 func (v *validator) simEntries(c *Config) {
+	for _, name := range slices.Sorted(maps.Keys(c.Chips)) {
+		v.add(join("chips", name), "the sim board has no buses: chips are for a real board")
+	}
 	for _, id := range slices.Sorted(maps.Keys(c.Devices)) {
 		for _, f := range c.Devices[id].setFields() {
 			if !slices.Contains([]string{"risk", "safe", "noSafeReason", "confirmTtl", "rules"}, f) {
@@ -180,6 +194,9 @@ var headerPinSpec = regexp.MustCompile(`(?i)^pin[0-9]+$`)
 // pin resolves a device's pin on the board and claims its line. It
 // reports whether the pin is usable.
 func (v *validator) pin(path, id string, dc DeviceConfig, t target, u *usage) (profile.LineRef, bool) {
+	if isExp, ok := v.expanderPin(path, dc, u); isExp {
+		return profile.LineRef{}, ok
+	}
 	spec := strings.TrimSpace(dc.Pin)
 	switch {
 	case spec == "":
@@ -201,10 +218,10 @@ func (v *validator) pin(path, id string, dc DeviceConfig, t target, u *usage) (p
 	}
 	key := pinKey(ref)
 	if other, dup := u.pins[key]; dup {
-		v.add(path+".pin", "%s is also used by devices.%s", shown, other.id)
+		v.add(path+".pin", "%s is also used by %s", shown, other.owner)
 		return ref, true
 	}
-	u.pins[key] = pinUse{id: id, shown: shown}
+	u.pins[key] = pinUse{owner: path, field: path + ".pin", shown: shown}
 	return ref, true
 }
 
@@ -239,6 +256,9 @@ func (v *validator) gpioDevice(path, id string, dc DeviceConfig, t target, u *us
 // pwmDevice checks a pwm device: its frequency, and its pin and channel
 // against the board's PWM blocks.
 func (v *validator) pwmDevice(path, id string, dc DeviceConfig, t target, u *usage) {
+	if v.pwmOnChip(path, id, dc, u) { // hwcheck_servo.go
+		return
+	}
 	p := dc.PWM
 	software := p != nil && p.Software
 	v.frequency(path+".frequency", dc.Frequency, software)
@@ -342,6 +362,9 @@ func (v *validator) claimPWM(path, id, chip string, channel int, u *usage) {
 // sensorDevice checks an I2C sensor: driver, bus, address, interval,
 // thresholds and options.
 func (v *validator) sensorDevice(path, id string, dc DeviceConfig, t target, u *usage) {
+	if v.spiADC(path, id, dc, t, u) || v.kernelSensor(path, id, dc, u) {
+		return
+	}
 	drv, known := drivers[dc.Driver]
 	switch {
 	case dc.Driver == "":
@@ -360,14 +383,14 @@ func (v *validator) sensorDevice(path, id string, dc DeviceConfig, t target, u *
 	case busOK:
 		key := [2]int{bus, *a}
 		if other, dup := u.addrs[key]; dup {
-			v.add(path+".address", "%s on bus %d is also used by devices.%s", hexAddr(*a), bus, other)
+			v.add(path+".address", "%s on bus %d is also used by %s", hexAddr(*a), bus, other)
 		} else {
-			u.addrs[key] = id
+			u.addrs[key] = path
 		}
 	}
 	if busOK {
 		if _, used := u.buses[bus]; !used {
-			u.buses[bus] = id
+			u.buses[bus] = path
 		}
 	}
 	if dc.Interval != nil {
@@ -539,7 +562,7 @@ func (v *validator) busPins(t target, u *usage) {
 	clash := func(line int, what, user string) {
 		key := label + ":" + strconv.Itoa(line)
 		if pu, ok := u.pins[key]; ok {
-			v.add(join("devices", pu.id)+".pin", "%s is %s, used by devices.%s", pu.shown, what, user)
+			v.add(pu.field, "%s is %s, used by %s", pu.shown, what, user)
 		}
 	}
 	for _, n := range slices.Sorted(maps.Keys(u.buses)) {
@@ -553,9 +576,10 @@ func (v *validator) busPins(t target, u *usage) {
 	for _, port := range slices.Sorted(maps.Keys(u.ports)) {
 		for _, uart := range t.prof.UART {
 			if uart.Device != "" && uart.Device == port {
-				clash(uart.TX, fmt.Sprintf("TX of %s (%s)", uart.Name, port), u.ports[port])
-				clash(uart.RX, fmt.Sprintf("RX of %s (%s)", uart.Name, port), u.ports[port])
+				clash(uart.TX, fmt.Sprintf("TX of %s (%s)", uart.Name, port), "devices."+u.ports[port])
+				clash(uart.RX, fmt.Sprintf("RX of %s (%s)", uart.Name, port), "devices."+u.ports[port])
 			}
 		}
 	}
+	v.spiPins(t, u)
 }

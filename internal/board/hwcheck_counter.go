@@ -8,10 +8,10 @@ import (
 	"github.com/openhal/gateway/internal/hw/gpioevent"
 )
 
-// unitSymbol is what a counter's unit may be: a symbol such as SenML's
+// counterUnitSymbol is what a counter's unit may be: a symbol such as SenML's
 // (l, m3, m, Wh), without '/' (the rate's unit is the unit followed by
 // "/s") or spaces.
-var unitSymbol = regexp.MustCompile(`^[A-Za-z%][A-Za-z0-9%._-]{0,15}$`)
+var counterUnitSymbol = regexp.MustCompile(`^[A-Za-z%][A-Za-z0-9%._-]{0,15}$`)
 
 // counterDevice checks a counter: its pin (claimed as any GPIO device's),
 // pull, edge, debounce, and the scaling and timing of its values.
@@ -49,7 +49,7 @@ func (v *validator) counterUnit(path string, dc DeviceConfig) {
 	case p == nil && unit != "":
 		v.add(path+".perPulse", "required with unit: how many %s one pulse is (without both, the count is in pulses)", unit)
 	}
-	if dc.Unit != "" && !unitSymbol.MatchString(unit) {
+	if dc.Unit != "" && !counterUnitSymbol.MatchString(unit) {
 		v.add(path+".unit", "%q is not a unit symbol: want letters, digits, %% . _ or -, at most 16, without / (the rate is in %s/s)", dc.Unit, orWord(unit, "unit"))
 	}
 }

@@ -19,6 +19,7 @@ var usageCases = []struct {
 }{
 	{[]string{"run"}, []string{"extra"}, `gateway: run: unexpected argument "extra"`},
 	{[]string{"check"}, nil, "gateway: check: --config FILE is required"},
+	{[]string{"hardware"}, []string{"w1"}, `gateway: hardware: unexpected argument "w1"`},
 	{[]string{"version"}, []string{"--nonesuch"}, "gateway: version: flag provided but not defined: -nonesuch"},
 	{[]string{"token"}, nil, "gateway: token: missing subcommand (add, list, revoke)"},
 	{[]string{"token", "add"}, []string{"--kind", "agent"}, "gateway: token add: --name is required"},

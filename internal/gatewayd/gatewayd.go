@@ -28,6 +28,7 @@ func Env(version, commit string) cli.Env {
 		Server: []cli.Command{
 			{Name: "run", Summary: "run the gateway (the sim board without --config)", Run: b.cmdRun},
 			{Name: "check", Summary: "validate a configuration file without touching hardware", Run: cmdCheck},
+			{Name: "hardware", Summary: "list the 1-Wire, IIO, hwmon, I2C and SPI hardware of this machine, with configuration entries", Run: cmdHardware},
 		},
 		StateDir: stateDirs{},
 		LAN:      lan{},

@@ -188,7 +188,7 @@ func (h *Hub) toSafe(f found, broken string, from any, writer openhal.Principal,
 
 // safeAttempt is the Hub's write of f's safe value for a broken interlock.
 func safeAttempt(f found, broken string) *writeAttempt {
-	return &writeAttempt{f: f, principal: interlockPrincipal(), value: f.desc.Safe, reason: broken, timeout: safeDeadline, safe: true}
+	return &writeAttempt{f: f, principal: interlockPrincipal(), value: f.desc.Safe, reason: broken, timeout: safeDeadline, safe: true, driven: true}
 }
 
 // finishDriveBack records and publishes a drive-back (or records its

@@ -333,7 +333,7 @@ func (h *Hub) driveSafeIn(t *turn, id string, p openhal.Principal, why string, d
 		t.leave()
 		return newError(openhal.CodeNotSupported, "no_safe_value", "device "+id+" cannot be driven to a safe value", errorData{"device": id})
 	}
-	w := &writeAttempt{f: found{id: id, dev: dev, desc: desc}, principal: p, value: desc.Safe, reason: why, timeout: deadline, safe: true}
+	w := &writeAttempt{f: found{id: id, dev: dev, desc: desc}, principal: p, value: desc.Safe, reason: why, timeout: deadline, safe: true, driven: true}
 	res, err := h.write(w, t)
 	h.auditWrite(w, res, err)
 	return err

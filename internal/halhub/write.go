@@ -39,6 +39,9 @@ type writeAttempt struct {
 	replyWithin time.Duration
 	timeout     time.Duration
 	safe        bool // the device's safe value: no stop, rule or risk refuses it
+	// driven: a safe value the Hub drives on its own (stop, interlock,
+	// maxOnMs, shutdown), which a device must not pace (WriteRequest.Safe).
+	driven bool
 	// world is an admin playing the outside world on a simulated input
 	// (a button pressed or released, a door opened): the stop, which
 	// drives outputs, does not refuse it, or a stop button pressed on the
@@ -297,7 +300,7 @@ func auditedWrite(recorded, superseded func() error) func() *jsonrpc.Error {
 // fault: the outcome is unknown.
 func (h *Hub) toDevice(ctx context.Context, w *writeAttempt) (device.WriteResult, *jsonrpc.Error) {
 	f := w.f
-	res, err := f.dev.(device.Writer).Write(ctx, device.WriteRequest{Value: w.value, Reply: w.reply, ReplyWithin: w.replyWithin})
+	res, err := f.dev.(device.Writer).Write(ctx, device.WriteRequest{Value: w.value, Reply: w.reply, ReplyWithin: w.replyWithin, Safe: w.driven})
 	if err != nil && (errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil) {
 		h.reg.SetState(f.id, device.StateFault, "write timed out: outcome unknown")
 		return res, newError(openhal.CodeTimeout, "timeout", "device "+f.id+" did not answer in time; its state is unknown", errorData{"device": f.id})

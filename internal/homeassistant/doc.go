@@ -31,6 +31,7 @@
 //	                                 sensor without unit; both read {{ value_json[:max] }}
 //	pwm, number with min < max       number: min, max, step, unit, mode slider
 //	pwm, read-only                   sensor with unit
+//	x.servo, number                  as pwm: min, max its angles, unit "°" (SenML "deg")
 //	anything else (x.*, odd schema)  nothing: skipped, never guessed (Unmapped says why)
 //
 // A high-risk device that may be written keeps its platform, and its name

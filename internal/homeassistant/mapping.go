@@ -43,6 +43,8 @@ func (m mapper) device(d device.Descriptor) ([]component, string) {
 		return []component{m.numericSensor(d, "", s, d.Label, "")}, ""
 	case d.Kind == device.KindPWM && isNumeric(s.Type):
 		return m.pwmOf(d)
+	case d.Kind == device.KindServo && isNumeric(s.Type):
+		return m.pwmOf(d) // a number from minAngle to maxAngle, in °
 	case (d.Kind == device.KindSerial || d.Kind == device.KindSensor) && s.Type == device.TypeString:
 		return m.stringOf(d)
 	case d.Kind == device.KindGPIOOutput || d.Kind == device.KindGPIOInput ||

@@ -25,6 +25,7 @@ func TestUnits(t *testing.T) {
 		{"ppm", "", "ppm"}, // CO2? VOC?
 		{"kWh", "", "kWh"}, // a total, not a measurement
 		{"", "", ""},
+		{"1/min", "", "rpm"}, // a fan (hwmon): no class, Home Assistant's spelling
 	}
 	for _, tt := range tests {
 		if q := quantityOf(tt.senml); q.class != tt.class || q.unit != tt.unit {

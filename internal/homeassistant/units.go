@@ -47,6 +47,10 @@ var units = map[string]quantity{
 	"%EL":  {"battery", "%"},
 	"s":    {"duration", "s"},
 	"ms":   {"duration", "ms"},
+	"deg":  {"", "°"}, // a servo's angle: no sensor class is an angle
+	// A fan's speed (hwmon's fanN_input): Home Assistant has no class for
+	// it, and spells the unit rpm.
+	"1/min": {"", "rpm"},
 }
 
 // quantityOf is the device class and Home Assistant unit of a SenML unit.

@@ -20,7 +20,7 @@ const (
 
 // chooseUser decides who adapters run as (section 8): their own
 // unprivileged user, without the gateway's supplementary groups (gpio,
-// i2c, dialout: an adapter reaches hardware only through the Hub) — or the
+// i2c, spi, dialout: an adapter reaches hardware only through the Hub) — or the
 // gateway's own user when it cannot switch, which it says.
 func (s *Supervisor) chooseUser() error {
 	name := s.opt.User

@@ -1,14 +1,24 @@
 """A gpiozero pin factory whose pins are the gateway's devices.
 
 An unchanged gpiozero script (``LED(17)``, ``Button(27)``,
-``PWMOutputDevice(18)``) drives the gateway's GPIO and PWM devices through
-the Hub, so that tokens, safety rules, the emergency stop and the audit
-log stand between the script and the pins, as they do for every client.
+``PWMOutputDevice(18)``, ``MCP3008(channel=0)``) drives the gateway's GPIO,
+PWM and ADC devices through the Hub, so that tokens, safety rules, the
+emergency stop and the audit log stand between the script and the pins,
+as they do for every client.
 Pins are found by the ``pin`` each device's descriptor carries (the
 configuration's, or the sim board's documented ones); gpiozero's own
 numbering (``17``, ``"GPIO17"``, ``"BCM17"``, ``"BOARD11"``, ``"J8:11"``) is
-mapped to the Raspberry Pi's BCM numbers, and a device id (``"sim.led"``)
-names a device directly.
+mapped to the Raspberry Pi's BCM numbers, a pin of an I/O expander the
+configuration declares is named as its descriptor names it
+(``"ex1:GPA0"``, or ``"ex1:0"``), and a device id (``"sim.led"``) names a
+device directly.
+
+A servo of the gateway (kind ``x.servo``) is a pin too, for gpiozero's
+``Servo`` and ``AngularServo``: a PWM pin at 50 Hz whose duty cycle is
+the pulse over the frame, converted to the servo's angle through the
+pulse range its descriptor gives (``minPulseUs``, ``maxPulseUs``). A
+servo on a PCA9685 has no pin of the Pi: name it by its id
+(``AngularServo("arm.base", min_angle=0, max_angle=180)``).
 
 Select it with ``Device.pin_factory = OpenHALFactory()``, or with
 ``GPIOZERO_PIN_FACTORY=openhal`` once the package is installed with its
@@ -22,7 +32,7 @@ import threading
 import time
 import traceback
 import warnings
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Tuple, Union
 
 from gpiozero.exc import (
     GPIOZeroError, PinError, PinFixedPull, PinInvalidEdges, PinInvalidFunction, PinInvalidPin,
@@ -31,6 +41,7 @@ from gpiozero.exc import (
 from gpiozero.pins import Factory, Pin
 
 from .client import Client, connect
+from .pinfactory_spi import OpenHALSPI, open_spi
 from .errors import ClearTextRefused, FingerprintMismatch, HubError, OpenHALError, UnknownGateway
 from .types import Descriptor, Value
 from .watch import Watch
@@ -40,7 +51,51 @@ HEADER = {3: 2, 5: 3, 7: 4, 8: 14, 10: 15, 11: 17, 12: 18, 13: 27, 15: 22, 16: 2
           21: 9, 22: 25, 23: 11, 24: 8, 26: 7, 27: 0, 28: 1, 29: 5, 31: 6, 32: 12, 33: 13, 35: 19,
           36: 16, 37: 26, 38: 20, 40: 21}
 
-PIN_KINDS = ("gpio.input", "gpio.output", "pwm")
+PIN_KINDS = ("gpio.input", "gpio.output", "pwm", "x.servo")
+
+# SERVO_HZ is gpiozero's servo frame rate (Servo's frame_width, 20 ms): a
+# gateway servo's pin starts there, whatever its PWM runs at, since what
+# the servo reads is the pulse, which the gateway makes exactly.
+SERVO_HZ = 50.0
+
+# A pulse within this of the servo's range is taken as its end: gpiozero
+# computes it as duty × frame, in floating point.
+PULSE_SLACK_US = 0.5
+
+
+def pca9685_prescale(hz: float) -> int:
+    """The PCA9685's prescaler for hz (datasheet §7.3.5): two frequencies
+    with one prescaler are the one frequency the chip makes."""
+    return round(25e6 / (4096 * hz)) - 1
+
+
+class ServoScale:
+    """An x.servo's pulses and angles: gpiozero's pulse (its duty cycle
+    over its frame) to the gateway's angle and back, linear from
+    minPulseUs at the schema's minimum to maxPulseUs at its maximum."""
+
+    def __init__(self, desc: Descriptor):
+        if desc.min_pulse_us is None or desc.max_pulse_us is None:
+            raise PinPWMUnsupported("%s: the gateway does not say the servo's pulse range (minPulseUs, maxPulseUs)" % desc.id)
+        self.device = desc.id
+        self.min_us, self.max_us = float(desc.min_pulse_us), float(desc.max_pulse_us)
+        self.min_deg = float(desc.schema.get("minimum", 0.0))
+        self.max_deg = float(desc.schema.get("maximum", 180.0))
+
+    def angle(self, pulse_us: float) -> float:
+        """The angle a pulse commands; a pulse outside the range is refused."""
+        if not self.min_us - PULSE_SLACK_US <= pulse_us <= self.max_us + PULSE_SLACK_US:
+            raise PinInvalidState("%s is a servo of %g to %g µs (%g° to %g°): a pulse of %.1f µs is outside it"
+                                  % (self.device, self.min_us, self.max_us, self.min_deg, self.max_deg, pulse_us))
+        f = (min(max(pulse_us, self.min_us), self.max_us) - self.min_us) / (self.max_us - self.min_us)
+        return round(self.min_deg + f * (self.max_deg - self.min_deg), 6)
+
+    def pulse_us(self, angle: float) -> float:
+        """The pulse of an angle."""
+        return self.min_us + (angle - self.min_deg) / (self.max_deg - self.min_deg) * (self.max_us - self.min_us)
+
+# The I/O expanders whose pins are gpio devices (a descriptor's ``chip``).
+EXPANDER_CHIPS = ("mcp23017", "mcp23008")
 
 
 class GatewayRefused(PinError, HubError):
@@ -106,6 +161,25 @@ def descriptor_bcm(pin: str) -> Optional[int]:
         return int(off) if chip.lower().startswith("pinctrl-") and off.isdigit() else None
     n = bcm_number(s) if s.upper().startswith("GPIO") else None
     return n
+
+
+def expander_pin(spec: Union[int, str]) -> Optional[Tuple[str, int]]:
+    """The chip and pin number an expander's pin names: ``"ex1:GPA0"``
+    (GPA0..GPA7 are 0..7, GPB0..GPB7 8..15), ``"ex1:GP3"`` (an MCP23008),
+    ``"ex1:9"``, in any case; None for any other spec."""
+    if not isinstance(spec, str) or ":" not in spec:
+        return None
+    chip, _, pin = spec.strip().partition(":")
+    p = pin.upper()
+    if len(p) == 4 and p[:3] in ("GPA", "GPB") and p[3] in "01234567":
+        n = int(p[3]) + (8 if p[2] == "B" else 0)
+    elif len(p) == 3 and p[:2] == "GP" and p[2] in "01234567":
+        n = int(p[2])
+    elif p.isdigit() and len(p) <= 2 and int(p) <= 15:
+        n = int(p)
+    else:
+        return None
+    return (chip.lower(), n) if chip else None
 
 
 class OpenHALFactory(Factory):
@@ -221,13 +295,20 @@ class OpenHALFactory(Factory):
             for d in devs:
                 if d.pin and descriptor_bcm(d.pin) == n:
                     return d
+        ep = expander_pin(spec)
+        if n is None and ep is not None:
+            for d in devs:
+                if d.raw.get("chip") in EXPANDER_CHIPS and d.pin and expander_pin(d.pin) == ep:
+                    return d
         wired = ", ".join("%s=%s" % (d.id, d.pin) for d in devs if d.pin) or "none"
-        raise PinInvalidPin("%r: no GPIO or PWM device of the gateway at %s is wired to it (wired: %s)"
+        raise PinInvalidPin("%r: no GPIO, PWM or servo device of the gateway at %s is wired to it (wired: %s)"
                             % (spec, self._hub, wired))
 
-    def _key(self, spec: Union[int, str]) -> Union[int, str]:
+    def _key(self, spec: Union[int, str]) -> Any:
         n = bcm_number(spec)
-        return n if n is not None else spec
+        if n is not None:
+            return n
+        return expander_pin(spec) or spec  # "ex1:0" and "ex1:GPA0" are one pin
 
     def reserve_pins(self, requester: Any, *pins: Union[int, str]) -> None:
         super().reserve_pins(requester, *(self._key(p) for p in pins))
@@ -242,6 +323,12 @@ class OpenHALFactory(Factory):
             if p is None:
                 p = self._pins[desc.id] = OpenHALPin(self, desc)
             return p
+
+    def spi(self, **spi_args: Any) -> "OpenHALSPI":
+        """gpiozero's SPI interface for the gateway's ADC channels on the
+        port and device spi_args name (``MCP3008(channel=0)``: SPI0, CE0,
+        the gateway's /dev/spidev0.0): see pinfactory_spi."""
+        return open_spi(self, bcm_number, spi_args)
 
     def ticks(self) -> float:
         return time.monotonic()
@@ -287,7 +374,7 @@ class OpenHALFactory(Factory):
 
 
 class OpenHALPin(Pin):
-    """One of the gateway's gpio.input, gpio.output or pwm devices.
+    """One of the gateway's gpio.input, gpio.output, pwm or x.servo devices.
 
     An input's ``state`` is the level gpiozero expects from the pull it
     asked for: the gateway's input value is "active" (true = pressed, the
@@ -307,6 +394,9 @@ class OpenHALPin(Pin):
         self._when_changed: Any = None
         self._value: Any = None
         self._frequency = desc.frequency if desc.kind == "pwm" else None
+        self._servo = ServoScale(desc) if desc.kind == "x.servo" else None
+        if self._servo is not None:
+            self._frequency = SERVO_HZ
 
     def __repr__(self) -> str:
         return "%s (%s)" % (self._desc.pin or self._desc.id, self._desc.id)
@@ -369,6 +459,9 @@ class OpenHALPin(Pin):
 
     def _get_state(self) -> Union[int, float]:
         v = self._read()
+        if self._servo is not None:
+            assert self._frequency is not None
+            return self._servo.pulse_us(float(v)) * 1e-6 * self._frequency
         if self._desc.kind == "pwm":
             return float(v or 0) / 100.0
         return int(bool(v) != (self._pull == "up")) if self._desc.kind == "gpio.input" else int(bool(v))
@@ -378,7 +471,12 @@ class OpenHALPin(Pin):
             raise PinSetInput("cannot set the state of %r: it is an input" % self)
         if not 0 <= value <= 1:
             raise PinInvalidState("%r: state must be between 0 and 1, not %r" % (self, value))
-        if self._desc.kind == "pwm":
+        if self._servo is not None:
+            if value == 0:
+                return  # no pulse (PWMOutputDevice before Servo's first value): the servo keeps its angle
+            assert self._frequency is not None
+            self._write(self._servo.angle(float(value) / self._frequency * 1e6))
+        elif self._desc.kind == "pwm":
             self._write(round(float(value) * 100.0, 6))
         elif value not in (0, 1):
             raise PinPWMUnsupported("%r is a gpio.output, not pwm: state must be 0 or 1, not %r" % (self, value))
@@ -415,6 +513,10 @@ class OpenHALPin(Pin):
         return self._frequency
 
     def _set_frequency(self, value: Optional[float]) -> None:
+        if self._servo is not None:
+            if value is not None and value > 0:
+                self._frequency = float(value)  # the script's frame: pulses are its duty × 1/value
+            return  # None (detach, close): the gateway keeps the servo's pulse
         if self._desc.kind != "pwm":
             if value is not None:
                 raise PinPWMUnsupported("%r is the gateway's %s, not a pwm device" % (self, self._desc.kind))
@@ -422,6 +524,8 @@ class OpenHALPin(Pin):
         if value is None:
             return  # a pwm device stays one: gpiozero asks this as it closes
         want = self._desc.frequency
+        if want is not None and self._desc.chip == "pca9685" and value > 0 and pca9685_prescale(value) == pca9685_prescale(want):
+            want = value  # the chip makes value as want: its prescaler's nearest
         if want is not None and abs(value - want) > 1e-9:
             raise PinPWMError("%r: the gateway drives %s at %g Hz (its configuration); asked %g Hz"
                               % (self, self._desc.id, want, value))

@@ -12,7 +12,12 @@ from typing import Any, Dict, List, Optional
 class Descriptor:
     """A device as hal/devices/list describes it (spec §6). ``pin`` and
     ``frequency`` are gateway extensions: the GPIO line a gpio/pwm device
-    is wired to, and a pwm device's frequency in Hz."""
+    is wired to, and a pwm device's frequency in Hz. So are ``bus``,
+    ``address``, ``chip``, ``channel`` and ``differential``: where a
+    device on a bus sits ("/dev/spidev0.0", "mcp3008", channel 0; a
+    PCA9685 output's "pca9685"), and an ``x.servo``'s ``min_pulse_us``,
+    ``max_pulse_us`` (its pulses at its schema's minimum and maximum
+    angle) and ``rate`` (°/s, 0: none)."""
 
     id: str
     kind: str
@@ -28,6 +33,14 @@ class Descriptor:
     pin: str = ""
     frequency: Optional[float] = None
     no_safe_reason: str = ""
+    bus: str = ""
+    address: str = ""
+    chip: str = ""
+    channel: Optional[int] = None
+    differential: bool = False
+    min_pulse_us: Optional[float] = None
+    max_pulse_us: Optional[float] = None
+    rate: float = 0.0
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -36,7 +49,9 @@ class Descriptor:
                    source=d.get("source", ""), label=d.get("label", ""), schema=d.get("schema") or {},
                    safe=d.get("safe"), state=d.get("state", "ok"), fault=d.get("fault", ""),
                    tags=list(d.get("tags") or []), pin=d.get("pin", ""), frequency=d.get("frequency"),
-                   no_safe_reason=d.get("noSafeReason", ""), raw=d)
+                   no_safe_reason=d.get("noSafeReason", ""), bus=d.get("bus", ""), address=d.get("address", ""),
+                   chip=d.get("chip", ""), channel=d.get("channel"), differential=bool(d.get("differential")),
+                   min_pulse_us=d.get("minPulseUs"), max_pulse_us=d.get("maxPulseUs"), rate=d.get("rate") or 0.0, raw=d)
 
     def readable(self) -> bool:
         return "r" in self.access

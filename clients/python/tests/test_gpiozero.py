@@ -231,3 +231,38 @@ def test_ctrl_c_still_interrupts(gateway):
         signal.raise_signal(signal.SIGINT)
     f.close()
     assert signal.getsignal(signal.SIGINT) == before and threading.excepthook == hook
+
+
+class _Expanders:
+    """A client whose gateway serves an expander's pins (the descriptors
+    as hal/devices/list gives them): no test machine has an MCP23017."""
+
+    closed = False
+
+    def devices(self):
+        return [openhal.types.Descriptor.from_json(d) for d in (
+            {"id": "arm.limit", "kind": "gpio.input", "access": "r", "risk": "low", "pin": "ex1:GPA0",
+             "bus": "/dev/i2c-1", "address": "0x20", "chip": "mcp23017", "channel": 0},
+            {"id": "arm.lamp", "kind": "gpio.output", "access": "rw", "risk": "high", "pin": "ex1:GPB1",
+             "bus": "/dev/i2c-1", "address": "0x20", "chip": "mcp23017", "channel": 9},
+            {"id": "bench.led", "kind": "gpio.output", "access": "rw", "risk": "low", "pin": "pinctrl-rp1:17"},
+        )]
+
+
+def test_expander_pins(monkeypatch):
+    """Button("ex1:GPA0"): an expander's pin by its descriptor's name, its
+    number, in any case; one pin to gpiozero's reservations whichever."""
+    from openhal.pinfactory import expander_pin
+    monkeypatch.setattr(OpenHALFactory, "client", lambda self: _Expanders())
+    f = OpenHALFactory(token="t", stop_script=False)
+    for spec, want in (("ex1:GPA0", "arm.limit"), ("ex1:0", "arm.limit"), ("EX1:gpb1", "arm.lamp"),
+                       ("ex1:9", "arm.lamp"), ("arm.lamp", "arm.lamp"), (17, "bench.led")):
+        assert f.pin(spec).device == want, spec
+    with pytest.raises(PinInvalidPin, match="arm.limit=ex1:GPA0"):
+        f.pin("ex1:GPA5")
+    with pytest.raises(PinInvalidPin):
+        f.pin("ex2:GPA0")
+    assert f._key("ex1:0") == f._key("ex1:GPA0") == ("ex1", 0)
+    assert f._key("J8:11") == 17
+    assert [expander_pin(s) for s in ("ex1:GPB7", "ex8:GP7", "ex1:15", "ex1:GPA8", "ex1:16", "ex1:GP8", "GPIO17", 17)] == \
+        [("ex1", 15), ("ex8", 7), ("ex1", 15), None, None, None, None, None]

@@ -63,7 +63,7 @@ root=$work/root
 mkdir -p "$root"/{bin,sbin,dev,proc,sys,tmp,etc/gateway,var/lib/gateway,lib/modules}
 cp "$work/bb/bin/busybox" "$root/bin/busybox"
 : >"$root/modules.order"
-for m in i2c-versatile i2c-dev smsc911x; do
+for m in i2c-versatile i2c-dev smsc911x lm75 dps310; do
 	modprobe -d "$work/k" -S "$kver" --show-depends "$m" | while read -r kind path _; do
 		[ "$kind" = insmod ] || continue
 		name=$(basename "$path")

@@ -20,7 +20,9 @@ type assets struct{ dir string }
 func (a assets) path(name string) string { return filepath.Join(a.dir, name) }
 
 // bootGuest starts qemu-system-arm vexpress-a15 with tmp105 models at
-// 0x48 (id tmp0) and 0x49 (id tmp1) of the board's I2C bus and its
+// 0x48 (id tmp0), 0x49 (id tmp1) and 0x4c (id tmp2, for the kernel's
+// lm75 driver), and a DPS310 barometer at 0x77 (id baro, for the
+// kernel's dps310 IIO driver), on the board's I2C bus, and its
 // LAN9118 forwarded from the host, booting the base initramfs followed by
 // files (/gateway and /etc/gateway/gateway.yaml). QMP is at qmpPath.
 func bootGuest(ctx context.Context, a assets, files []qemutest.File, tmp, qmpPath string) (*qemutest.Guest, error) {
@@ -37,6 +39,8 @@ func bootGuest(ctx context.Context, a assets, files []qemutest.File, tmp, qmpPat
 			"-initrd", initrd, "-append", "console=ttyAMA0 panic=-1 quiet",
 			"-device", "tmp105,id=tmp0,bus=i2c,address=0x48",
 			"-device", "tmp105,id=tmp1,bus=i2c,address=0x49",
+			"-device", "tmp105,id=tmp2,bus=i2c,address=0x4c",
+			"-device", "dps310,id=baro,bus=i2c,address=0x77",
 			"-qmp", "unix:" + qmpPath + ",server=on,wait=off",
 		},
 		NICModel:    "lan9118",

@@ -3,8 +3,10 @@
 #
 # 1. Loads the modules listed in /lib/modules/order (dependencies first):
 #    i2c-versatile (the board's I2C controller at 0x1c160000, where QEMU's
-#    tmp105 model sits), i2c-dev (/dev/i2c-N) and smsc911x (the board's
-#    LAN9118 network card).
+#    tmp105 model sits), i2c-dev (/dev/i2c-N), smsc911x (the board's
+#    LAN9118 network card), lm75 (the kernel's hwmon driver of the
+#    TMP105) and dps310 (the kernel's IIO driver of that barometer),
+#    which the test binds to models tmp2 and baro through new_device.
 # 2. Finds the /dev/i2c-N of the 1c160000 controller and writes it into
 #    /etc/gateway/gateway.yaml in place of @I2C_BUS@.
 # 3. Brings up eth0 as 10.0.2.15/24 via 10.0.2.2 (QEMU's user network).

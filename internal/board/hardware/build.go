@@ -19,13 +19,16 @@ import (
 
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/i2c"
+	"periph.io/x/conn/v3/spi"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/internal/board/profile"
 	"github.com/openhal/gateway/internal/clock"
+	"github.com/openhal/gateway/internal/hw/expander"
 	"github.com/openhal/gateway/internal/hw/gpioevent"
 	"github.com/openhal/gateway/internal/hw/gpioline"
+	"github.com/openhal/gateway/internal/hw/i2c/pca9685"
 	"github.com/openhal/gateway/internal/hw/pwm"
 	"github.com/openhal/gateway/internal/hw/sensor"
 	"github.com/openhal/gateway/internal/hw/serialline"
@@ -39,9 +42,14 @@ type Host interface {
 	Line(ref profile.LineRef) (gpio.PinIO, error)
 	// I2CBus opens a bus by number ("1") or path ("/dev/i2c-1").
 	I2CBus(name string) (i2c.BusCloser, error)
-	// PWMRoot is the sysfs root hardware PWM channels live under
-	// ("/sys"); FindByController reads <root>/class/pwm.
-	PWMRoot() string
+	// SysRoot is the sysfs root ("/sys") that hardware PWM channels
+	// (<root>/class/pwm, which FindByController reads), 1-Wire
+	// thermometers (<root>/bus/w1/devices), IIO devices and hwmon
+	// sensors live under.
+	SysRoot() string
+	// SPIPort opens an SPI device file ("/dev/spidev0.0"), each call
+	// afresh: one that is missing now may be there at the next.
+	SPIPort(dev string) (spi.PortCloser, error)
 	// EdgeLine requests a GPIO line, found as Line finds it, as an input
 	// whose edges the kernel reports with their timestamps (a counter's).
 	EdgeLine(ref profile.LineRef, cfg gpioevent.Config) (gpioevent.Source, error)
@@ -73,6 +81,9 @@ func Build(ctx context.Context, cfg *board.Config, prof *profile.Profile, h Host
 		}
 		devs = append(devs, d)
 	}
+	if err := b.startExpanders(); err != nil {
+		return nil, nil, err
+	}
 	return devs, b.release, nil
 }
 
@@ -85,6 +96,13 @@ type builder struct {
 	log     *slog.Logger
 	buses   map[string]i2c.Bus // by the configuration's bus name: sensors share them
 	closers []func() error
+
+	pcas map[string]*pca9685.Shared // PCA9685s by chip name (build_pca9685.go)
+	// adcs are the SPI ADCs by device file: their channels share them
+	// (build_spi.go).
+	adcs map[string]*adcChip
+	// expanders are the expanders opened, by chip name (build_expander.go).
+	expanders map[string]*expander.Chip
 }
 
 func (b *builder) release() {
@@ -97,6 +115,9 @@ func (b *builder) release() {
 }
 
 func (b *builder) device(desc device.Descriptor, dc board.DeviceConfig) (device.Device, error) {
+	if d, ok, err := b.expanderDevice(desc, dc); ok {
+		return d, err
+	}
 	switch dc.Kind {
 	case device.KindGPIOOutput:
 		return b.output(desc, dc)
@@ -108,8 +129,10 @@ func (b *builder) device(desc device.Descriptor, dc board.DeviceConfig) (device.
 		return b.sensor(desc, dc)
 	case device.KindSerial:
 		return serialline.NewPortDevice(desc, dc.PortConfig(), b.clk, b.log), nil
+	case board.KindServo:
+		return b.servo(desc, dc) // build_pca9685.go
 	case board.KindCounter:
-		return b.counter(desc, dc)
+		return b.counter(desc, dc) // build_counter.go
 	}
 	return nil, fmt.Errorf("kind %q: not a hardware kind", dc.Kind)
 }
@@ -172,6 +195,9 @@ func (b *builder) input(desc device.Descriptor, dc board.DeviceConfig) (device.D
 }
 
 func (b *builder) pwm(desc device.Descriptor, dc board.DeviceConfig) (device.Device, error) {
+	if _, _, ok := b.cfg.PCA9685(dc); ok {
+		return b.pca9685PWM(desc, dc) // build_pca9685.go
+	}
 	initial, ok := dc.InitialValue().(float64)
 	if !ok {
 		return nil, fmt.Errorf("initial value %v is not a number", dc.InitialValue())
@@ -196,7 +222,7 @@ func (b *builder) pwm(desc device.Descriptor, dc board.DeviceConfig) (device.Dev
 	if err != nil {
 		return nil, err
 	}
-	hw, err := pwm.NewHardware(desc, b.host.PWMRoot(), chip, channel, freq, initial)
+	hw, err := pwm.NewHardware(desc, b.host.SysRoot(), chip, channel, freq, initial)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +255,7 @@ func (b *builder) pwmChannel(dc board.DeviceConfig) (string, int, error) {
 		}
 	}
 	if path.Base(chip) != chip || !isPWMChipName(chip) {
-		found, err := profile.FindByController(pwmFS(b.host.PWMRoot()), "pwm", chip)
+		found, err := profile.FindByController(pwmFS(b.host.SysRoot()), "pwm", chip)
 		if err != nil {
 			return "", 0, err
 		}
@@ -304,6 +330,12 @@ func (s sysRootFS) Lstat(name string) (fs.FileInfo, error) {
 }
 
 func (b *builder) sensor(desc device.Descriptor, dc board.DeviceConfig) (device.Device, error) {
+	if adc, ok := dc.SPIADC(); ok {
+		return b.spiADC(desc, dc, adc)
+	}
+	if d, ok := b.kernelSensor(desc, dc); ok {
+		return d, nil
+	}
 	if dc.Address == nil {
 		return nil, errors.New("no address")
 	}

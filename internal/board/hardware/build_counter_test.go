@@ -35,6 +35,11 @@ func (h *fakeHost) EdgeLine(ref profile.LineRef, cfg gpioevent.Config) (gpioeven
 	return e.fake, nil
 }
 
+// EdgeLine: the expanders' bench has no counter.
+func (*expanderHost) EdgeLine(ref profile.LineRef, _ gpioevent.Config) (gpioevent.Source, error) {
+	return nil, errors.New("no counter line here: " + ref.String())
+}
+
 const counterYAML = `
 board: rpi4b
 devices:

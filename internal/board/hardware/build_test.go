@@ -13,6 +13,7 @@ import (
 	"periph.io/x/conn/v3/gpio/gpiotest"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2ctest"
+	"periph.io/x/conn/v3/spi"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/board"
@@ -32,7 +33,8 @@ type fakeHost struct {
 	buses  map[string]*i2ctest.Playback
 	root   string
 	opened []string
-	edges  map[profile.LineRef]*edgeLine // counters' lines (build_counter_test.go)
+	spi    func(dev string) (spi.PortCloser, error) // build_spi_test.go
+	edges  map[profile.LineRef]*edgeLine            // counters' lines (build_counter_test.go)
 }
 
 func (h *fakeHost) Line(ref profile.LineRef) (gpio.PinIO, error) {
@@ -56,7 +58,7 @@ func (h *fakeHost) I2CBus(name string) (i2c.BusCloser, error) {
 	return b, nil
 }
 
-func (h *fakeHost) PWMRoot() string { return h.root }
+func (h *fakeHost) SysRoot() string { return h.root }
 
 const rpi4Label = "pinctrl-bcm2711"
 

@@ -8,24 +8,31 @@ import (
 	"log/slog"
 	"strings"
 
+	"periph.io/x/conn/v3/driver/driverreg"
 	"periph.io/x/conn/v3/gpio"
 	"periph.io/x/conn/v3/i2c"
 	"periph.io/x/conn/v3/i2c/i2creg"
-	"periph.io/x/host/v3"
 	"periph.io/x/host/v3/gpioioctl"
+	// periph's sysfs drivers register the I2C buses (i2creg) and SPI
+	// ports (spireg) the kernel lists; gpioioctl, imported above,
+	// registers the GPIO chips of the character device.
+	_ "periph.io/x/host/v3/sysfs"
 
 	"github.com/openhal/gateway/internal/board/profile"
 )
 
 // Periph is the real Host: GPIO lines through the kernel's character
-// device (gpioioctl), I2C buses through /dev/i2c-N, PWM under /sys.
+// device (gpioioctl), I2C buses through /dev/i2c-N; PWM, 1-Wire, IIO and hwmon under /sys.
 type Periph struct{}
 
-// NewPeriph initialises periph's drivers. A driver that fails (the rpi
-// driver on a kernel that is not Raspberry Pi OS's) is logged, not
-// fatal: the character device is what the gateway uses.
+// NewPeriph initialises the periph drivers the gateway uses: the GPIO
+// character device (gpioioctl) and sysfs's I2C and SPI. Not host.Init,
+// which loads every board's memory-mapped drivers too (bcm283x,
+// allwinner, rpi...): the gateway never touches registers, and they
+// cost 450 KiB of the binary (docs/size.md). A driver that fails is
+// logged, not fatal: a machine without I2C has no buses to list.
 func NewPeriph(log *slog.Logger) (Host, error) {
-	state, err := host.Init()
+	state, err := driverreg.Init()
 	if err != nil {
 		return nil, fmt.Errorf("initialise periph: %w", err)
 	}
@@ -91,5 +98,5 @@ func (*Periph) I2CBus(name string) (i2c.BusCloser, error) {
 	return b, nil
 }
 
-// PWMRoot is "/sys".
-func (*Periph) PWMRoot() string { return "/sys" }
+// SysRoot is "/sys".
+func (*Periph) SysRoot() string { return "/sys" }

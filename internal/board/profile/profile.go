@@ -119,6 +119,7 @@ type Profile struct {
 	I2C         []Bus
 	UART        []UART
 	PWM         []PWM
+	SPI         []SPI // the SPI controllers on the header (spi.go)
 
 	// Model is the device-tree model Detect read; empty otherwise.
 	Model string

@@ -101,7 +101,8 @@ func bcmSerial0(base string) UART {
 		Note: "pins 8 (TX) and 10 (RX). By default the PL011 (/dev/ttyAMA0, " + base + "201000.serial) drives " +
 			"Bluetooth and serial0 is the mini UART /dev/ttyS0 (" + base + "215040.serial), whose baud rate follows " +
 			"the core clock; dtoverlay=disable-bt (or miniuart-bt) puts the PL011 on the header and serial0 -> ttyAMA0. " +
-			"/dev/serial0 is a udev symlink made by Raspberry Pi OS; other distributions may lack it.",
+			"/dev/serial0 is a udev symlink made by Raspberry Pi OS; other distributions may lack it. " +
+			"Debian's own kernel with the mainline device tree names the mini UART /dev/ttyS1 (alias serial1).",
 	}
 }
 
@@ -131,6 +132,7 @@ func rpi3b() *Profile {
 		I2C:           bcmI2C("3f"),
 		UART:          []UART{bcmSerial0("3f")},
 		PWM:           bcmPWM("3f", pwmAudioNote),
+		SPI:           bcmSPI("3f"),
 	}
 }
 
@@ -166,6 +168,7 @@ func rpi4b() *Profile {
 		I2C:           bcmI2C("fe"),
 		UART:          []UART{bcmSerial0("fe")},
 		PWM:           bcmPWM("fe", pwmAudioNote),
+		SPI:           bcmSPI("fe"),
 	}
 	// The BCM2711's four extra PL011s. uart2 (GPIO0/1) is left out: it
 	// takes the ID EEPROM's pins. Their ttyAMA numbers follow the order
@@ -213,6 +216,7 @@ func rpi5() *Profile {
 			},
 		},
 		PWM: rp1PWM(),
+		SPI: rp1SPI(),
 	}
 	// RP1 UARTs on the header. uart1 (GPIO0/1) is left out: it takes the
 	// ID EEPROM's pins. The Pi 5's serial0 is the 3-pin debug connector

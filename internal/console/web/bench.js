@@ -4,7 +4,7 @@
 // pending with its countdown.
 import { html, useEffect, useState } from "./vendor/htm/standalone.module.js";
 import { explain } from "./hub.js";
-import { canWrite, secondsLeft, showValue } from "./format.js";
+import { canWrite, secondsLeft, showValue, where } from "./format.js";
 import { useNow } from "./now.js";
 import { Plots } from "./plots.js";
 
@@ -81,6 +81,7 @@ function Device({ conn, d, v, pending, onPending }) {
 	const writable = String(d.access).includes("w") && canWrite(conn.init.principal);
 	return html`<article class="card" data-test="device" data-device=${d.id}>
 		<h3>${d.label || d.id} <code class="muted">${d.id}</code></h3>
+		${where(d) && html`<p class="muted" data-test="where">${where(d)}</p>`}
 		<p class="value" data-test="value">${showValue(v && v.value, d.schema)}</p>
 		<p><span data-test="state" class=${"state-" + d.state}>${d.state === "fault" ? "fault: " + (d.fault || "") : d.state}</span>${" · "}<span class=${"risk-" + d.risk}>risk ${d.risk}</span>${" · " + d.source}</p>
 		<${Control} d=${d} v=${v} writable=${writable} onWrite=${write} reply=${reply} />

@@ -36,6 +36,17 @@ export function showValue(v, schema = {}) {
 	return String(v) + (schema.unit ? " " + schema.unit : "");
 }
 
+// where says where a device is wired, from its descriptor's gateway
+// extensions: its pin, and a chip on a bus ("ex1:GPA0 · mcp23017 at 0x20
+// on /dev/i2c-1"); "" for a device that says nothing of it.
+export function where(d) {
+	let chip = d.chip || "";
+	if (chip && d.address) chip += " at " + d.address;
+	if (chip && d.bus) chip += " on " + d.bus;
+	if (chip && d.channel !== undefined && !d.pin) chip += ", channel " + d.channel;
+	return [d.pin, chip].filter(Boolean).join(" · ");
+}
+
 // canWrite says whether a token's scope may write at all.
 export function canWrite(principal) {
 	return principal.scope !== "read";

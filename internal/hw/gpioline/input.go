@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"periph.io/x/conn/v3/gpio"
@@ -21,7 +20,6 @@ const (
 	// more: stopping does not depend on it (Run repeats Halt until done).
 	edgeWait   = time.Minute
 	retryDelay = time.Second // pause before requesting a failed line again
-	haltRepeat = 50 * time.Millisecond
 )
 
 // InputOpts configures an Input; the package doc says what each field does
@@ -85,28 +83,11 @@ func (in *Input) Read(ctx context.Context) (device.Reading, error) {
 // until ctx is done; the package doc has the details. It returns once
 // nothing it started can report any more.
 func (in *Input) Run(ctx context.Context, r device.Reporter) {
-	w := &watch{in: in, r: r}
-	defer w.stop()
-	done := make(chan struct{})
-	defer close(done)
-	// A Halt that lands before WaitForEdge has armed is lost, so once ctx
-	// ends it is repeated until Run returns: stopping takes a moment,
-	// never an edgeWait.
-	halt := context.AfterFunc(ctx, func() {
-		t := time.NewTicker(haltRepeat)
-		defer t.Stop()
-		for {
-			_ = in.pin.Halt()
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	})
-	defer halt()
+	w := NewSettler(in.level, in.opts.Debounce, in.clk, r)
+	defer w.Stop()
+	defer HaltWaits(ctx, in.pin)()
 
-	w.settle()
+	w.Settle()
 	for ctx.Err() == nil {
 		start := time.Now() // WaitForEdge's timeout runs on real time, whatever clk is
 		edge := in.pin.WaitForEdge(in.edgeWait)
@@ -114,12 +95,12 @@ func (in *Input) Run(ctx context.Context, r device.Reporter) {
 		case ctx.Err() != nil:
 			return
 		case edge:
-			w.setFault("")
-			w.edge()
+			w.SetFault("")
+			w.Edge()
 		case time.Since(start) >= in.edgeWait/2:
-			w.setFault("") // a quiet line
+			w.SetFault("") // a quiet line
 		default:
-			w.setFault(fmt.Sprintf("wait for edges on %s failed", pinName(in.pin)))
+			w.SetFault(fmt.Sprintf("wait for edges on %s failed", pinName(in.pin)))
 			if !in.rearm(ctx, w) {
 				return
 			}
@@ -130,16 +111,16 @@ func (in *Input) Run(ctx context.Context, r device.Reporter) {
 // rearm requests the line again after a failed wait, retrying every
 // retryDelay until that works, and reads it, since edges may have been
 // lost meanwhile. It returns false when ctx ends first.
-func (in *Input) rearm(ctx context.Context, w *watch) bool {
+func (in *Input) rearm(ctx context.Context, w *Settler) bool {
 	for {
 		if clock.Sleep(ctx, in.clk, in.retryDelay) != nil {
 			return false
 		}
 		if err := in.request(); err != nil {
-			w.setFault(err.Error())
+			w.SetFault(err.Error())
 			continue
 		}
-		w.settle()
+		w.Settle()
 		return true
 	}
 }
@@ -153,78 +134,6 @@ func (in *Input) request() error {
 }
 
 func (in *Input) level() bool { return bool(in.pin.Read()) != in.opts.Invert }
-
-// watch is the state of one Run. Its debounce timer runs on the clock's
-// goroutine while Run waits for the next edge, hence the lock; it is also
-// held while reporting, so that values and states go out in the order they
-// were decided, and none goes out once Run has stopped.
-type watch struct {
-	in *Input
-	r  device.Reporter
-
-	mu        sync.Mutex
-	timer     clock.Timer // debounce, nil until the first edge
-	last      bool        // last value published
-	published bool        // whether last means anything yet
-	fault     string      // reason of the fault reported, "" while ok
-	stopped   bool
-}
-
-// edge handles one reported edge: a read now, or (re)starting the
-// debounce window.
-func (w *watch) edge() {
-	d := w.in.opts.Debounce
-	if d == 0 {
-		w.settle()
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.timer == nil {
-		w.timer = w.in.clk.AfterFunc(d, w.settle)
-		return
-	}
-	w.timer.Reset(d)
-}
-
-// settle reads the line and publishes its level if it changed.
-func (w *watch) settle() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.stopped {
-		return
-	}
-	v := w.in.level()
-	if w.published && v == w.last {
-		return
-	}
-	w.last, w.published = v, true
-	w.r.Value(v, w.in.clk.Now())
-}
-
-// setFault reports a fault with reason, or ok for "", when that changes.
-func (w *watch) setFault(reason string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.stopped || reason == w.fault {
-		return
-	}
-	w.fault = reason
-	if reason == "" {
-		w.r.State(device.StateOK, "")
-		return
-	}
-	w.r.State(device.StateFault, reason)
-}
-
-func (w *watch) stop() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.stopped = true
-	if w.timer != nil {
-		w.timer.Stop()
-	}
-}
 
 // errNoPin is returned by the constructors for a nil pin.
 var errNoPin = errors.New("no pin")

@@ -29,6 +29,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -51,11 +52,24 @@ func (i Interface) String() string {
 }
 
 // Root is where the kernel lists the devices of i.
-func (i Interface) Root() string {
+func (i Interface) Root() string { return i.Under("/sys") }
+
+// Under is where the devices of i are listed in the sysfs tree mounted at
+// sys ("/sys", or a test's copy of one).
+func (i Interface) Under(sys string) string {
 	if i == Hwmon {
-		return "/sys/class/hwmon"
+		return filepath.Join(sys, "class", "hwmon")
 	}
-	return "/sys/bus/iio/devices"
+	return filepath.Join(sys, "bus", "iio", "devices")
+}
+
+// prefix is the start of the name of a device's directory: IIO lists
+// triggers (triggerN, which have a name file too) beside its devices.
+func (i Interface) prefix() string {
+	if i == Hwmon {
+		return "hwmon"
+	}
+	return "iio:device"
 }
 
 // channelType is a kind of channel: the kernel's name for it in each
@@ -80,6 +94,40 @@ var channelTypes = []channelType{
 	{"", "fan", "fan", "1/min", 0, 0},                           // hwmon: RPM
 }
 
+// Quantity is the quantity a configuration names on interface i: a
+// channel type's quantity ("temperature"), or one followed by the
+// kernel's number of the channel ("voltage1"), as Channels names them,
+// with its unit.
+func (i Interface) Quantity(name string) (sensor.Quantity, bool) {
+	base := strings.TrimRight(name, "0123456789")
+	for _, t := range channelTypes {
+		if t.quantity == base && base != "" && t.name(i) != "" {
+			return sensor.Quantity{Name: name, Unit: t.unit}, true
+		}
+	}
+	return sensor.Quantity{}, false
+}
+
+// Quantities are the channel types interface i gives, by quantity, in
+// the order of the reader's table.
+func (i Interface) Quantities() []sensor.Quantity {
+	var out []sensor.Quantity
+	for _, t := range channelTypes {
+		if t.name(i) != "" {
+			out = append(out, sensor.Quantity{Name: t.quantity, Unit: t.unit})
+		}
+	}
+	return out
+}
+
+// name is the kernel's name of the channel type in interface i.
+func (t channelType) name(i Interface) string {
+	if i == Hwmon {
+		return t.hwmon
+	}
+	return t.iio
+}
+
 // inUnit takes v from the kernel's unit to the quantity's by exp, a
 // power of ten; dividing by an exact power keeps 23400 m°C 23.4 °C.
 func inUnit(v float64, exp int) float64 {
@@ -89,35 +137,79 @@ func inUnit(v float64, exp int) float64 {
 	return v * math.Pow10(exp)
 }
 
-// Find returns the directory of the device of interface i under root
-// (i.Root() when "") whose name file says name; index picks among several
-// of one name (0 is the first by directory name).
-func Find(i Interface, root, name string, index int) (string, error) {
+// Found is a device of an interface as List finds it.
+type Found struct {
+	// Name is the kernel's name for it: its name file.
+	Name string
+	// Index is its place among the devices of that name, in the order
+	// of their numbers (hwmon2 before hwmon10): what Open and Find take.
+	Index int
+	// Dir is its directory.
+	Dir string
+}
+
+// List returns the devices of interface i under root (i.Root() when "")
+// that have a name, in the order of their numbers, each with its index
+// among those of its name.
+func List(i Interface, root string) ([]Found, error) {
 	if root == "" {
 		root = i.Root()
 	}
 	entries, err := os.ReadDir(root)
 	if err != nil {
+		return nil, fmt.Errorf("list %s devices: %w", i, err)
+	}
+	type numbered struct {
+		n   int
+		dir string
+	}
+	var dirs []numbered
+	for _, e := range entries {
+		n, err := strconv.Atoi(strings.TrimPrefix(e.Name(), i.prefix()))
+		if err == nil && strings.HasPrefix(e.Name(), i.prefix()) {
+			dirs = append(dirs, numbered{n, filepath.Join(root, e.Name())})
+		}
+	}
+	sort.Slice(dirs, func(a, b int) bool { return dirs[a].n < dirs[b].n }) // not slices.SortFunc: a sort of its own for this type costs the binary 10 KiB
+	var out []Found
+	count := map[string]int{}
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d.dir, "name"))
+		if err != nil {
+			continue // a device without a name cannot be chosen by one
+		}
+		name := strings.TrimSpace(string(b))
+		out = append(out, Found{Name: name, Index: count[name], Dir: d.dir})
+		count[name]++
+	}
+	return out, nil
+}
+
+// Find returns the directory of the device of interface i under root
+// (i.Root() when "") whose name file says name; index picks among several
+// of one name (0 is the lowest numbered).
+func Find(i Interface, root, name string, index int) (string, error) {
+	if root == "" {
+		root = i.Root()
+	}
+	all, err := List(i, root)
+	if err != nil {
 		return "", fmt.Errorf("find %s device %q: %w", i, name, err)
 	}
-	var found, names []string
-	for _, e := range entries {
-		dir := filepath.Join(root, e.Name())
-		b, err := os.ReadFile(filepath.Join(dir, "name"))
-		if err != nil {
-			continue // a trigger, a buffer: not a device with a name
+	var names []string
+	n := 0
+	for _, f := range all {
+		names = append(names, f.Name)
+		if f.Name != name {
+			continue
 		}
-		n := strings.TrimSpace(string(b))
-		names = append(names, n)
-		if n == name {
-			found = append(found, dir)
+		if f.Index == index {
+			return f.Dir, nil
 		}
+		n++
 	}
-	if index < len(found) {
-		return found[index], nil
-	}
-	if len(found) > 0 {
-		return "", fmt.Errorf("find %s device %q: %d of that name, no index %d", i, name, len(found), index)
+	if n > 0 {
+		return "", fmt.Errorf("find %s device %q: %d of that name, no index %d", i, name, n, index)
 	}
 	slices.Sort(names)
 	return "", fmt.Errorf("find %s device %q: none of that name under %s (names there: %s)", i, name, root, orNone(names))
@@ -259,6 +351,26 @@ func Open(i Interface, root, name string, index int) (*Dev, error) {
 		return nil, err
 	}
 	return &Dev{i: i, name: name, dir: dir, channels: chs}, nil
+}
+
+// Select returns d reading only the channels of the quantities named,
+// in that order, or an error naming a quantity the device does not give
+// and those it gives.
+func (d *Dev) Select(names []string) (*Dev, error) {
+	sel := *d
+	sel.channels = nil
+	for _, n := range names {
+		i := slices.IndexFunc(d.channels, func(ch Channel) bool { return ch.Quantity.Name == n })
+		if i < 0 {
+			var have []string
+			for _, ch := range d.channels {
+				have = append(have, ch.Quantity.Name)
+			}
+			return nil, fmt.Errorf("%s gives no %s (it gives %s)", d, n, strings.Join(have, ", "))
+		}
+		sel.channels = append(sel.channels, d.channels[i])
+	}
+	return &sel, nil
 }
 
 // Quantities implements sensor.Sensor.

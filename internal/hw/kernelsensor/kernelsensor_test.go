@@ -3,9 +3,11 @@ package kernelsensor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -143,5 +145,102 @@ func TestFaults(t *testing.T) {
 	cancel()
 	if _, err := d.Sense(ctx); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
+	}
+}
+
+// List orders devices by their numbers, not their names (hwmon10 after
+// hwmon2), counts each name's index in that order, follows the class's
+// symlinks as sysfs has them, and leaves out IIO triggers, which have a
+// name file too (sysfs-bus-iio: triggerX/name).
+func TestList(t *testing.T) {
+	root := tree(t, map[string]map[string]string{
+		"devices/hwmon10": {"name": "lm75", "temp1_input": "1000"},
+		"devices/hwmon2":  {"name": "lm75", "temp1_input": "2000"},
+		"devices/hwmon1":  {"name": "cpu_thermal", "temp1_input": "3000"},
+		"devices/hwmon3":  {},
+	})
+	class := filepath.Join(root, "class")
+	os.MkdirAll(class, 0o755)
+	for _, n := range []string{"hwmon10", "hwmon2", "hwmon1", "hwmon3"} {
+		if err := os.Symlink(filepath.Join("..", "devices", n), filepath.Join(class, n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	found, err := List(Hwmon, class)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range found {
+		got = append(got, fmt.Sprintf("%s/%d=%s", f.Name, f.Index, filepath.Base(f.Dir)))
+	}
+	want := []string{"cpu_thermal/0=hwmon1", "lm75/0=hwmon2", "lm75/1=hwmon10"}
+	if !slices.Equal(got, want) {
+		t.Errorf("List = %v, want %v", got, want)
+	}
+	checkSense(t, open(t, Hwmon, class, "lm75"), map[string]float64{"temperature": 2}, nil)
+
+	iio := tree(t, map[string]map[string]string{
+		"trigger0":    {"name": "dht11"},
+		"iio:device0": {"name": "dht11", "in_temp_input": "1000"},
+	})
+	found, err = List(IIO, iio)
+	if err != nil || len(found) != 1 || filepath.Base(found[0].Dir) != "iio:device0" {
+		t.Errorf("List(IIO) = %+v, %v: want iio:device0 alone", found, err)
+	}
+}
+
+// Quantity accepts what Channels names, on the interface that has it.
+func TestQuantity(t *testing.T) {
+	for _, tc := range []struct {
+		i    Interface
+		name string
+		unit string // "" for not known
+	}{
+		{IIO, "temperature", "Cel"},
+		{IIO, "humidity", "%RH"},
+		{IIO, "pressure", "Pa"},
+		{IIO, "voltage3", "V"},
+		{IIO, "illuminance", "lx"},
+		{IIO, "power", ""},
+		{IIO, "fan", ""},
+		{Hwmon, "fan", "1/min"},
+		{Hwmon, "power", "W"},
+		{Hwmon, "temperature2", "Cel"},
+		{Hwmon, "pressure", ""},
+		{Hwmon, "illuminance", ""},
+		{Hwmon, "3", ""},
+		{Hwmon, "temp", ""},
+		{Hwmon, "", ""},
+	} {
+		q, ok := tc.i.Quantity(tc.name)
+		if ok != (tc.unit != "") || q.Unit != tc.unit || ok && q.Name != tc.name {
+			t.Errorf("%v.Quantity(%q) = %+v, %v; want unit %q", tc.i, tc.name, q, ok, tc.unit)
+		}
+	}
+	var names []string
+	for _, q := range Hwmon.Quantities() {
+		names = append(names, q.Name)
+	}
+	if want := []string{"temperature", "humidity", "voltage", "current", "power", "fan"}; !slices.Equal(names, want) {
+		t.Errorf("Hwmon.Quantities() = %v, want %v", names, want)
+	}
+}
+
+// Select reads the quantities asked for, in their order, and refuses
+// one the device does not give, saying what it gives.
+func TestSelect(t *testing.T) {
+	d := open(t, IIO, tree(t, iioDevices), "bme280")
+	s, err := d.Select([]string{"pressure", "temperature"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := s.Quantities(); len(q) != 2 || q[0].Name != "pressure" || q[1].Name != "temperature" {
+		t.Errorf("Quantities() = %v", q)
+	}
+	checkSense(t, s, map[string]float64{"pressure": 100325, "temperature": 23.45}, nil)
+	if _, err := d.Select([]string{"temperature", "voltage"}); err == nil ||
+		!strings.Contains(err.Error(), "gives no voltage (it gives humidity, pressure, temperature)") {
+		t.Errorf("Select(voltage): %v", err)
 	}
 }

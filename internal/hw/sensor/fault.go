@@ -60,3 +60,7 @@ func isNAK(err error) bool {
 	}
 	return false
 }
+
+// IsNAK reports whether err is an I2C transfer nobody acknowledged, for
+// the other chips on a bus (an expander) to say so in the same words.
+func IsNAK(err error) bool { return isNAK(err) }

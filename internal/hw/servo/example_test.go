@@ -1,9 +1,12 @@
 package servo_test
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/openhal/gateway/device"
+	"github.com/openhal/gateway/internal/clock/clocktest"
 	"github.com/openhal/gateway/internal/hw/servo"
 )
 
@@ -23,4 +26,26 @@ func Example() {
 	// 500ms: 45° (1ms) arrived=false
 	// 1s: 90° (1.5ms) arrived=false
 	// 2s: 180° (2.5ms) arrived=true
+}
+
+// pulses prints each pulse a servo is sent.
+type pulses struct{}
+
+func (pulses) SetPulse(w time.Duration) error { fmt.Println(w); return nil }
+
+func ExampleDevice() {
+	// A 0..180° servo on 1..2 ms, moved at 450 °/s: a frame (20 ms) is
+	// 9°. Here the clock is a fake that the example steps.
+	clk := clocktest.NewFake(time.Date(2026, 12, 6, 10, 0, 0, 0, time.UTC))
+	c := servo.Config{MinPulse: time.Millisecond, MaxPulse: 2 * time.Millisecond, MaxAngle: 180, Rate: 450}
+	d, _ := servo.NewDevice(device.Descriptor{ID: "arm.base"}, c, pulses{}, 0, 20*time.Millisecond, clk)
+	d.Write(context.Background(), device.WriteRequest{Value: 27.0}) // returns at once: the move is under way
+	clk.Advance(time.Second)
+	fmt.Println("moving:", d.Moving())
+	// Output:
+	// 1ms
+	// 1.05ms
+	// 1.1ms
+	// 1.15ms
+	// moving: false
 }

@@ -103,3 +103,13 @@ func (m *Mover) Arrival() time.Time {
 	}
 	return m.since.Add(time.Duration(math.Abs(m.target-m.from) / m.c.Rate * float64(time.Second)))
 }
+
+// Set puts the servo at angle at once, at rest, at now: what a stop does,
+// which nothing may slow.
+func (m *Mover) Set(angle float64, now time.Time) error {
+	if _, err := m.c.Pulse(angle); err != nil {
+		return err
+	}
+	m.from, m.target, m.since = angle, angle, now
+	return nil
+}

@@ -38,6 +38,10 @@ import (
 // DefaultRoot is where the kernel lists the 1-Wire devices it found.
 const DefaultRoot = "/sys/bus/w1/devices"
 
+// Under is where the kernel lists the 1-Wire devices in the sysfs tree
+// mounted at sys ("/sys", or a test's copy of one).
+func Under(sys string) string { return filepath.Join(sys, "bus", "w1", "devices") }
+
 // ConversionTime is the longest a conversion takes (12 bits, the
 // DS18B20's t_CONV): a sensor cannot be read faster than this, and each
 // read of w1_slave blocks in the kernel about as long.
@@ -128,6 +132,9 @@ func (d *Dev) Sense(ctx context.Context) (map[string]float64, error) {
 	}
 	b, err := os.ReadFile(d.file)
 	if errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Dir(filepath.Dir(d.file))); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("w1therm: read %s: no 1-Wire bus (is the w1-gpio overlay loaded? dtoverlay=w1-gpio in config.txt)", d.id)
+		}
 		return nil, fmt.Errorf("w1therm: %s is not on the 1-Wire bus (unplugged, or its data line is broken)", d.id)
 	}
 	if err != nil {

@@ -96,6 +96,14 @@ func TestUnpluggedClearsByItself(t *testing.T) {
 	if _, err := d.Sense(ctx); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
+	// No devices directory at all: the overlay is not loaded.
+	d, err = New(filepath.Join(root, "absent"), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Sense(context.Background()); err == nil || !strings.Contains(err.Error(), "no 1-Wire bus (is the w1-gpio overlay loaded?") {
+		t.Fatalf("no bus: %v", err)
+	}
 }
 
 func TestList(t *testing.T) {

@@ -11,12 +11,21 @@
 //
 // Inputs can interrupt: a pin enabled with Watch pulls the chip's INT
 // line low when it changes (against its previous value), until the
-// change is read (Read); the MCP23017's INTA and INTB are mirrored, so
-// one Pi GPIO edge on either serves the 16 pins — no polling.
+// change is read (Read or ReadInterrupt); the MCP23017's INTA and INTB are
+// mirrored, so one Pi GPIO edge on either serves the 16 pins — no
+// polling. INT is made open-drain (IOCON.ODR): it only ever pulls low, so
+// the Pi's line needs its pull-up, and a chip powered at 5 V cannot drive
+// 5 V into the Pi.
+//
+// A chip that loses power comes back in its power-on state: every pin an
+// input, IOCON 0. Configured tells (the ODR bit this driver sets is gone)
+// and Restore writes the driver's view of every register again.
 package mcp23017
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 
 	"periph.io/x/conn/v3/i2c"
@@ -45,18 +54,80 @@ func (m Model) Pins() int {
 	return 16
 }
 
+// PinName is the datasheet's name of pin: GPA0..GPA7, GPB0..GPB7 on the
+// MCP23017, GP0..GP7 on the MCP23008.
+func (m Model) PinName(pin int) string {
+	switch {
+	case pin < 0 || pin >= m.Pins():
+		return fmt.Sprintf("pin %d", pin)
+	case m == MCP23008:
+		return fmt.Sprintf("GP%d", pin)
+	case pin < 8:
+		return fmt.Sprintf("GPA%d", pin)
+	}
+	return fmt.Sprintf("GPB%d", pin-8)
+}
+
+// ParsePin reads a pin as PinName names it (in any case) or by its
+// number, 0..15 on the MCP23017 (GPB0 is 8), 0..7 on the MCP23008.
+func (m Model) ParsePin(s string) (int, error) {
+	want := "GPA0..GPA7, GPB0..GPB7 or 0..15"
+	if m == MCP23008 {
+		want = "GP0..GP7 or 0..7"
+	}
+	u := strings.ToUpper(s)
+	n, base := -1, 0
+	switch {
+	case m == MCP23017 && (strings.HasPrefix(u, "GPA") || strings.HasPrefix(u, "GPB")):
+		n = digit(u[3:], 7)
+		if u[2] == 'B' {
+			base = 8
+		}
+	case m == MCP23008 && strings.HasPrefix(u, "GP"):
+		n = digit(u[2:], 7)
+	default:
+		n = number(u, m.Pins()-1)
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("the %v has no pin %q (%s)", m, s, want)
+	}
+	return base + n, nil
+}
+
+// digit is the one decimal digit s holds, at most hi, else -1.
+func digit(s string, hi int) int {
+	if len(s) != 1 {
+		return -1
+	}
+	return number(s, hi)
+}
+
+// number is the decimal number s holds, 0..hi, else -1.
+func number(s string, hi int) int {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > hi || s[0] == '+' || len(s) > 2 {
+		return -1
+	}
+	return n
+}
+
 // The MCP23008's register addresses (DS21919 table 1-3); the MCP23017's
 // are at twice them, port B one further (DS20001952 table 3-1).
 const (
 	regIODIR   = 0x00 // 1: input (the power-on value)
+	regIPOL    = 0x01 // 1: GPIO reads the pin inverted
 	regGPINTEN = 0x02 // 1: interrupt on change
+	regDEFVAL  = 0x03 // the level INTCON 1 compares with
 	regINTCON  = 0x04 // 0: compare with the previous value
 	regIOCON   = 0x05
 	regGPPU    = 0x06 // 1: 100 kΩ pull-up
+	regINTF    = 0x07 // 1: this pin's change raised the interrupt
+	regINTCAP  = 0x08 // the pins when the interrupt was raised
 	regGPIO    = 0x09
 	regOLAT    = 0x0A
 
 	ioconMirror = 1 << 6 // MCP23017: INTA and INTB both say either port's change
+	ioconODR    = 1 << 2 // INT open-drain (overrides INTPOL: active low)
 )
 
 // Dev is one expander.
@@ -70,39 +141,98 @@ type Dev struct {
 	latch uint16     // OLAT: what the outputs drive
 }
 
+// Setup says what each pin is, bit n for pin n.
+type Setup struct {
+	Outputs uint16 // outputs (IODIR 0); every other pin is an input
+	Levels  uint16 // what the outputs drive (OLAT)
+	PullUps uint16 // inputs with the 100 kΩ pull-up (GPPU)
+	Watch   uint16 // inputs that pull INT low when they change (GPINTEN)
+}
+
 // New takes the expander at addr (0x20 to 0x27, as A2..A0 strap it) with
 // every pin an input without pull-up, the chip's power-on state, which
 // drives nothing: outputs are made by Output, after their level is set.
-func New(b i2c.Bus, addr uint16, m Model) (*Dev, error) {
+func New(b i2c.Bus, addr uint16, m Model) (*Dev, error) { return Open(b, addr, m, Setup{}) }
+
+// Open takes the expander at addr with its pins as s says, written as
+// Restore does: an output drives its own level from the moment it is
+// one, whatever a previous run left the chip driving.
+func Open(b i2c.Bus, addr uint16, m Model, s Setup) (*Dev, error) {
 	if m != MCP23017 && m != MCP23008 {
 		return nil, fmt.Errorf("mcp23017: unknown %v", m)
 	}
 	if addr < 0x20 || addr > 0x27 {
 		return nil, fmt.Errorf("mcp23017: address %#x: the %v answers at 0x20..0x27", addr, m)
 	}
-	d := &Dev{model: m, c: i2c.Dev{Bus: b, Addr: addr}, dir: d16(m, 0xffff)}
-	iocon := byte(0)
-	if m == MCP23017 {
-		iocon = ioconMirror
+	if s.Watch&s.Outputs != 0 {
+		return nil, fmt.Errorf("mcp23017: pins %#04x are outputs: only inputs are watched", s.Watch&s.Outputs)
 	}
+	d := &Dev{model: m, c: i2c.Dev{Bus: b, Addr: addr},
+		dir: d16(m, ^s.Outputs), latch: d16(m, s.Levels), pull: d16(m, s.PullUps), watch: d16(m, s.Watch)}
+	if err := d.Restore(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// iocon is the IOCON this driver keeps: open-drain INT, and on the
+// MCP23017 INTA and INTB mirrored. BANK stays 0.
+func (d *Dev) iocon() byte {
+	if d.model == MCP23017 {
+		return ioconMirror | ioconODR
+	}
+	return ioconODR
+}
+
+// Restore writes every register from the driver's view of the chip:
+// IOCON, no inverted inputs (IPOL), no interrupts while the pins change
+// (GPINTEN), compare with the previous value (DEFVAL, INTCON), then the
+// outputs' levels (OLAT) before their direction (GPPU, IODIR), so that no
+// output ever drives another level than its own, and last the watched
+// inputs. It is what a chip that was reset (Configured false) needs, and
+// harmless on one that was not.
+func (d *Dev) Restore() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ic := uint16(d.iocon())
 	steps := []struct {
 		reg  byte
 		v    uint16
 		what string
 	}{
-		{regIOCON, uint16(iocon) | uint16(iocon)<<8, "IOCON"},
-		{regIODIR, d.dir, "IODIR"},
-		{regGPPU, 0, "GPPU"},
+		{regIOCON, ic | ic<<8, "IOCON"},
+		{regIPOL, 0, "IPOL"},
 		{regGPINTEN, 0, "GPINTEN"},
+		{regDEFVAL, 0, "DEFVAL"},
 		{regINTCON, 0, "INTCON"},
-		{regOLAT, 0, "OLAT"},
+		{regOLAT, d.latch, "OLAT"},
+		{regGPPU, d.pull, "GPPU"},
+		{regIODIR, d.dir, "IODIR"},
+		{regGPINTEN, d.watch, "GPINTEN"},
 	}
 	for _, s := range steps {
 		if err := d.write(s.reg, s.v); err != nil {
-			return nil, fmt.Errorf("mcp23017: set %s: %w", s.what, err)
+			return fmt.Errorf("mcp23017: set %s: %w", s.what, err)
 		}
 	}
-	return d, nil
+	return nil
+}
+
+// Configured reports whether the chip still holds the IOCON the driver
+// wrote; false after a reset (power-on IOCON is 0, and the driver's has
+// ODR set), when every pin is an input again.
+func (d *Dev) Configured() (bool, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	reg := byte(regIOCON)
+	if d.model == MCP23017 {
+		reg = 2 * regIOCON
+	}
+	var b [1]byte
+	if err := d.c.Tx([]byte{reg}, b[:]); err != nil {
+		return false, fmt.Errorf("mcp23017: read IOCON: %w", err)
+	}
+	return b[0] == d.iocon(), nil
 }
 
 // d16 keeps the bits of v the model has pins for.
@@ -205,6 +335,36 @@ func (d *Dev) Read() (uint16, error) {
 		return 0, fmt.Errorf("mcp23017: read GPIO: %w", err)
 	}
 	return uint16(b[0]) | uint16(b[1])<<8, nil
+}
+
+// Capture is one read of the interrupt registers, bit n for pin n.
+type Capture struct {
+	Flags    uint16 // INTF: the pins whose change raised the interrupt
+	Captured uint16 // INTCAP: every pin's level when it was raised
+	Levels   uint16 // GPIO: every pin's level now
+}
+
+// ReadInterrupt reads INTF, INTCAP and GPIO in one transaction (they
+// follow each other in both chips' maps), which clears the interrupt. A
+// pin that changed and changed back before the read shows in Captured
+// only; Levels is what the pins are now. With no interrupt pending,
+// Flags is 0.
+func (d *Dev) ReadInterrupt() (Capture, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.model == MCP23008 {
+		var b [3]byte
+		if err := d.c.Tx([]byte{regINTF}, b[:]); err != nil {
+			return Capture{}, fmt.Errorf("mcp23017: read INTF, INTCAP, GPIO: %w", err)
+		}
+		return Capture{Flags: uint16(b[0]), Captured: uint16(b[1]), Levels: uint16(b[2])}, nil
+	}
+	var b [6]byte
+	if err := d.c.Tx([]byte{2 * regINTF}, b[:]); err != nil {
+		return Capture{}, fmt.Errorf("mcp23017: read INTF, INTCAP, GPIO: %w", err)
+	}
+	w := func(i int) uint16 { return uint16(b[i]) | uint16(b[i+1])<<8 }
+	return Capture{Flags: w(0), Captured: w(2), Levels: w(4)}, nil
 }
 
 func (d *Dev) String() string { return fmt.Sprintf("%v{%s}", d.model, &d.c) }

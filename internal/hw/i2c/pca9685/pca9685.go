@@ -72,13 +72,21 @@ func New(b i2c.Bus, addr uint16, hz float64) (*Dev, error) {
 		return nil, fmt.Errorf("pca9685: %g Hz: the PCA9685 runs at %.1f to %.1f Hz", hz, MinFrequency, MaxFrequency)
 	}
 	d := &Dev{c: i2c.Dev{Bus: b, Addr: addr}}
-	prescale := math.Round(Oscillator/(Steps*hz)) - 1
+	prescale := prescaleOf(hz)
 	if err := d.start(byte(prescale)); err != nil {
 		return nil, err
 	}
-	d.freq = Oscillator / (Steps * (prescale + 1))
+	d.freq = ActualFrequency(hz)
 	return d, nil
 }
+
+// prescaleOf is the prescaler's value for hz (datasheet §7.3.5).
+func prescaleOf(hz float64) float64 { return math.Round(Oscillator/(Steps*hz)) - 1 }
+
+// ActualFrequency is the frequency a chip set to hz runs at, the nearest
+// its prescaler gives (50 Hz: 50.03 Hz), known without the chip: what a
+// configuration's descriptors say before the chip answers.
+func ActualFrequency(hz float64) float64 { return Oscillator / (Steps * (prescaleOf(hz) + 1)) }
 
 // start writes the prescaler asleep and wakes the oscillator (datasheet
 // §7.3.1.1, §7.3.5).

@@ -8,10 +8,18 @@
 // and nothing to restore. Several channels of one chip share a Dev, whose
 // transactions are serialised; chips on other chip-selects are other
 // Devs, serialised by the kernel's SPI core.
+//
+// SPI has no acknowledge: a chip that is not there reads as whatever the
+// MISO line floats to. The one bit the chips always drive low, the null
+// bit just before the result, tells a line pulled high with nothing
+// driving it (ErrNoAnswer); a line pulled low (the Raspberry Pi's GPIO9
+// at its power-on pull-down) reads 0 V, which no check can tell from a
+// real 0 V.
 package mcp3xxx
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -60,10 +68,10 @@ func (m Model) Bits() int {
 	return 10
 }
 
-// maxClock is the fastest clock the datasheet allows at VDD = 5 V; at
+// MaxClock is the fastest clock the datasheet allows at VDD = 5 V; at
 // 2.7 V it is 1.35 MHz (MCP300x) or 1 MHz (MCP320x), which DefaultClock
 // stays under, so the default is right at any supply voltage.
-func (m Model) maxClock() physic.Frequency {
+func (m Model) MaxClock() physic.Frequency {
 	if m.Bits() == 12 {
 		return 2 * physic.MegaHertz
 	}
@@ -99,6 +107,10 @@ func (in Input) String() string {
 	return fmt.Sprintf("CH%d-CH%d", plus, minus)
 }
 
+// ErrNoAnswer is matched (errors.Is) by a Read whose null bit came back
+// high: nothing drove the MISO line (see the package's doc).
+var ErrNoAnswer = errors.New("the null bit before the result was 1: the chip did not drive MISO (check its power, its DOUT to MISO wire and its chip select)")
+
 // Dev is one chip on one chip-select.
 type Dev struct {
 	model Model
@@ -117,8 +129,8 @@ func New(p spi.Port, m Model, hz physic.Frequency) (*Dev, error) {
 	if hz == 0 {
 		hz = DefaultClock
 	}
-	if hz < MinClock || hz > m.maxClock() {
-		return nil, fmt.Errorf("mcp3xxx: clock %v: the %v takes %v to %v", hz, m, MinClock, m.maxClock())
+	if hz < MinClock || hz > m.MaxClock() {
+		return nil, fmt.Errorf("mcp3xxx: clock %v: the %v takes %v to %v", hz, m, MinClock, m.MaxClock())
 	}
 	c, err := p.Connect(hz, spi.Mode0, 8)
 	if err != nil {
@@ -146,10 +158,16 @@ func (d *Dev) Read(ctx context.Context, in Input) (int, error) {
 	if err := d.c.Tx(d.w[:], d.r[:]); err != nil {
 		return 0, fmt.Errorf("mcp3xxx: read %v: %w", in, err)
 	}
+	// The null bit sits just above the result's top bits in the second
+	// byte (figure 6-1 of both datasheets).
+	top, null := byte(0x03), byte(0x04)
 	if d.model.Bits() == 12 {
-		return int(d.r[1]&0x0f)<<8 | int(d.r[2]), nil
+		top, null = 0x0f, 0x10
 	}
-	return int(d.r[1]&0x03)<<8 | int(d.r[2]), nil
+	if d.r[1]&null != 0 {
+		return 0, fmt.Errorf("mcp3xxx: read %v: %w", in, ErrNoAnswer)
+	}
+	return int(d.r[1]&top)<<8 | int(d.r[2]), nil
 }
 
 // command is the three bytes that start a conversion of in. MCP300x

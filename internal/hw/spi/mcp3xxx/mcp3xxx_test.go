@@ -27,7 +27,8 @@ func playback(t *testing.T, ops ...conntest.IO) *spitest.Playback {
 
 // The command bytes are the datasheets' figure 6-1 (8-bit segments); the
 // bytes read back carry undefined bits before the null bit, which must
-// not reach the count (0xfc and 0xf0 put ones there).
+// not reach the count (0xf8, 0xfb and 0xe0 put ones there, up to the null
+// bit: gpiozero's "xxxxx0RR" and "xxx0RRRR").
 func TestRead(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -36,16 +37,18 @@ func TestRead(t *testing.T) {
 		w, r  []byte
 		count int
 	}{
-		{"3008 CH0", MCP3008, Input{Channel: 0}, []byte{0x01, 0x80, 0x00}, []byte{0xff, 0xfc | 0x02, 0x9a}, 0x29a},
-		{"3008 CH7", MCP3008, Input{Channel: 7}, []byte{0x01, 0xf0, 0x00}, []byte{0xff, 0xff, 0xff}, 1023},
+		{"3008 CH0", MCP3008, Input{Channel: 0}, []byte{0x01, 0x80, 0x00}, []byte{0xff, 0xf8 | 0x02, 0x9a}, 0x29a},
+		{"3008 CH7", MCP3008, Input{Channel: 7}, []byte{0x01, 0xf0, 0x00}, []byte{0xff, 0xfb, 0xff}, 1023},
 		{"3008 CH0-CH1", MCP3008, Input{Channel: 0, Differential: true}, []byte{0x01, 0x00, 0x00}, []byte{0x00, 0x00, 0x00}, 0},
 		{"3008 CH7-CH6", MCP3008, Input{Channel: 7, Differential: true}, []byte{0x01, 0x70, 0x00}, []byte{0x00, 0x01, 0x00}, 256},
 		{"3004 CH3", MCP3004, Input{Channel: 3}, []byte{0x01, 0xb0, 0x00}, []byte{0x00, 0x02, 0x00}, 512},
-		{"3208 CH0", MCP3208, Input{Channel: 0}, []byte{0x06, 0x00, 0x00}, []byte{0xff, 0xf0 | 0x0a, 0xbc}, 0xabc},
+		{"3004 CH3-CH2", MCP3004, Input{Channel: 3, Differential: true}, []byte{0x01, 0x30, 0x00}, []byte{0xff, 0xf8 | 0x01, 0xff}, 511},
+		{"3208 CH0", MCP3208, Input{Channel: 0}, []byte{0x06, 0x00, 0x00}, []byte{0xff, 0xe0 | 0x0a, 0xbc}, 0xabc},
 		{"3208 CH5", MCP3208, Input{Channel: 5}, []byte{0x07, 0x40, 0x00}, []byte{0x00, 0x0f, 0xff}, 4095},
 		{"3208 CH6", MCP3208, Input{Channel: 6}, []byte{0x07, 0x80, 0x00}, []byte{0x00, 0x08, 0x00}, 2048},
 		{"3208 CH2-CH3", MCP3208, Input{Channel: 2, Differential: true}, []byte{0x04, 0x80, 0x00}, []byte{0x00, 0x00, 0x01}, 1},
 		{"3204 CH3", MCP3204, Input{Channel: 3}, []byte{0x06, 0xc0, 0x00}, []byte{0x00, 0x01, 0x00}, 256},
+		{"3204 CH1-CH0", MCP3204, Input{Channel: 1, Differential: true}, []byte{0x04, 0x40, 0x00}, []byte{0xff, 0xe0 | 0x07, 0xff}, 2047},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			d, err := New(playback(t, conntest.IO{W: tc.w, R: tc.r}), tc.model, 0)
@@ -55,6 +58,33 @@ func TestRead(t *testing.T) {
 			got, err := d.Read(context.Background(), tc.in)
 			if err != nil || got != tc.count {
 				t.Fatalf("Read(%v) = %d, %v; want %d", tc.in, got, err, tc.count)
+			}
+		})
+	}
+}
+
+// The null bit is the one bit the chips always drive low: high, nothing
+// drove MISO (a line pulled up, the chip unpowered or not selected), and
+// the read fails instead of returning the top count.
+func TestNullBit(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		model Model
+		w, r  []byte
+	}{
+		{"3008 floating high", MCP3008, []byte{0x01, 0x80, 0x00}, []byte{0xff, 0xff, 0xff}},
+		{"3008 null bit alone", MCP3008, []byte{0x01, 0x80, 0x00}, []byte{0x00, 0x04, 0x00}},
+		{"3208 floating high", MCP3208, []byte{0x06, 0x00, 0x00}, []byte{0xff, 0xff, 0xff}},
+		{"3208 null bit alone", MCP3208, []byte{0x06, 0x00, 0x00}, []byte{0x00, 0x10, 0x00}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d, err := New(playback(t, conntest.IO{W: tc.w, R: tc.r}), tc.model, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := d.Read(context.Background(), Input{Channel: 0})
+			if !errors.Is(err, ErrNoAnswer) || !strings.Contains(err.Error(), "mcp3xxx: read CH0: the null bit") {
+				t.Fatalf("Read = %d, %v; want ErrNoAnswer", got, err)
 			}
 		})
 	}
