@@ -288,7 +288,7 @@ func (d *Device) Run(ctx context.Context, r device.Reporter) {
 		if err == nil {
 			continue
 		}
-		if ctx.Err() != nil || errors.Is(err, gpioevent.ErrClosed) && d.isDone() {
+		if ctx.Err() != nil || (errors.Is(err, gpioevent.ErrClosed) && d.isDone()) {
 			return
 		}
 		d.fail(src, err)
