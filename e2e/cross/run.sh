@@ -56,11 +56,16 @@ install_tools() {
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 }
 
-# free_port prints a TCP port on 127.0.0.1 that nothing answers on.
+# free_port prints a TCP port on 127.0.0.1 that nothing answers on,
+# below the kernel's ephemeral range (ip_local_port_range): a probe of a
+# port in that range can connect to itself (TCP's simultaneous open,
+# when the kernel gives the probe that very port as its source) and
+# look like a listener.
 free_port() {
-	local p
+	local p low=32768
+	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
 	while :; do
-		p=$((20000 + RANDOM % 40000))
+		p=$((10000 + RANDOM % (low - 10000)))
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
 			echo "$p"
 			return
@@ -68,12 +73,15 @@ free_port() {
 	done
 }
 
-# wait_port waits until 127.0.0.1:$1 accepts a connection, the process
-# $2 exits, or $3 seconds pass.
-wait_port() {
+# wait_ready waits until the gateway's log $1 says it is ready (its
+# msg=ready line, written once every listener is open), the process $2
+# exits, or $3 seconds pass. The log, not a probe of the port: a probe
+# can connect to itself (see free_port), and a port open is not yet a
+# gateway that answers.
+wait_ready() {
 	local end=$((SECONDS + $3))
 	while [ $SECONDS -lt $end ]; do
-		(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+		grep -q ' msg=ready ' "$1" 2>/dev/null && return 0
 		kill -0 "$2" 2>/dev/null || return 1
 		sleep 0.1
 	done
@@ -139,7 +147,7 @@ session() {
 	$run "$bin" run --state-dir "$dir/state" --http "127.0.0.1:$http" \
 		--tcp "127.0.0.1:$tcp" --unix '' >"$log" 2>&1 &
 	pid=$!
-	if wait_port "$tcp" "$pid" "$START_DEADLINE"; then
+	if wait_ready "$log" "$pid" "$START_DEADLINE"; then
 		pass "$name: listening on tcp://127.0.0.1:$tcp"
 	else
 		fail "$name: not listening on 127.0.0.1:$tcp within ${START_DEADLINE}s"
