@@ -8,6 +8,7 @@ package gateway_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"context"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -266,6 +268,45 @@ func (in *instrumentLines) got() []string {
 
 // serialConfig is a generic board with a serial instrument per port,
 // bench.psu0, bench.psu1, ..., each with the safe value "OUT OFF".
+// waitDevicesOK waits until each of ids is in state ok, told by the
+// Hub's hal/deviceState notifications after a first list, and fails the
+// test at the deadline.
+func waitDevicesOK(t *testing.T, url, tok string, ids ...string) {
+	t.Helper()
+	c, err := dial(t, url, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	devs, err := c.Devices(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := map[string]string{}
+	for _, d := range devs {
+		state[d.ID] = string(d.State)
+	}
+	for {
+		waiting := slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return state[id] == "ok" })
+		if len(waiting) == 0 {
+			return
+		}
+		select {
+		case n, ok := <-c.Notifications():
+			if !ok {
+				t.Fatalf("the connection ended while %v were not ok", waiting)
+			}
+			var p struct{ Device, State string }
+			if n.Method == "hal/deviceState" && json.Unmarshal(n.Params, &p) == nil {
+				state[p.Device] = p.State
+			}
+		case <-ctx.Done():
+			t.Fatalf("%v not ok within %s: %v", waiting, waitLong, state)
+		}
+	}
+}
+
 func serialConfig(t *testing.T, ports ...string) string {
 	var b strings.Builder
 	b.WriteString("board: generic\ndevices:\n")
@@ -287,6 +328,7 @@ func TestBinaryHungDeviceKeepsPetting(t *testing.T) {
 	sock := newNotifySocket(t)
 	g := startSD(t, gatewayBinary(t), dir, sock, []string{"WATCHDOG_USEC=600000"}, "--config", serialConfig(t, inst.slave))
 	sock.waitFor(`^READY=1$`, waitLong)
+	waitDevicesOK(t, g.tcp, g.admin(t), "bench.psu0")
 	c, err := dial(t, g.tcp, g.admin(t))
 	if err != nil {
 		t.Fatal(err)
@@ -338,6 +380,10 @@ func TestBinaryGracefulShutdown(t *testing.T) {
 	g := startSD(t, gatewayBinary(t), dir, sock, nil, "--config", serialConfig(t, inst[0].slave, inst[1].slave))
 	sock.waitFor(`^READY=1$`, waitLong)
 	tok := g.admin(t)
+	// READY comes before the serial ports are open (a port is opened in
+	// the background, offline until then): a write to a port not yet
+	// open is refused, and its instrument never asked.
+	waitDevicesOK(t, g.tcp, tok, "bench.psu0", "bench.psu1")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitLong)
 	defer cancel()
 
@@ -395,8 +441,13 @@ func TestBinaryGracefulShutdown(t *testing.T) {
 	}
 	fmt.Fprintf(tcp, "%s\n", write("bench.psu1"))
 	for i := range in {
-		if q := <-in[i].asked; q != "MEAS?" {
-			t.Fatalf("instrument %d was asked %q", i, q)
+		select {
+		case q := <-in[i].asked:
+			if q != "MEAS?" {
+				t.Fatalf("instrument %d was asked %q", i, q)
+			}
+		case <-time.After(waitLong): // a deadline, not a pause: the question is the event
+			t.Fatalf("instrument %d was never asked (the write's answer: %s)", i, []func() string{wsRead, tcpRead}[i]())
 		}
 	}
 
