@@ -8,8 +8,8 @@ package gateway_test
 
 import (
 	"bufio"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
