@@ -253,17 +253,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Parse([]byte(tt.yaml))
-			var errs Errors
-			if !errors.As(err, &errs) {
-				t.Fatalf("Parse = %+v, %v; want an Errors", c, err)
-			}
-			if err.Error() != tt.want {
-				t.Errorf("error\n%s\nwant\n%s", err, tt.want)
-			}
-			if len(errs) != 1 {
-				t.Errorf("%d errors, want 1", len(errs))
-			}
+			checkOneFault(t, tt.yaml, tt.want)
 		})
 	}
 }

@@ -280,17 +280,7 @@ func TestHardwareErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Parse([]byte(tt.yaml))
-			var errs Errors
-			if !errors.As(err, &errs) {
-				t.Fatalf("Parse = %+v, %v; want an Errors", c, err)
-			}
-			if err.Error() != tt.want {
-				t.Errorf("error\n%s\nwant\n%s", err, tt.want)
-			}
-			if len(errs) != 1 {
-				t.Errorf("%d errors, want 1", len(errs))
-			}
+			checkOneFault(t, tt.yaml, tt.want)
 		})
 	}
 }
@@ -514,5 +504,23 @@ func TestDocsNameEveryField(t *testing.T) {
 				t.Errorf("docs/configuration.md does not name the field %s", name)
 			}
 		}
+	}
+}
+
+// checkOneFault parses a file with one fault: Parse must fail with an
+// Errors of exactly one line, want. The table tests of every part of the
+// file (devices, chips, each kind) share it.
+func checkOneFault(t *testing.T, yaml, want string) {
+	t.Helper()
+	c, err := Parse([]byte(yaml))
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("Parse = %+v, %v; want an Errors", c, err)
+	}
+	if err.Error() != want {
+		t.Errorf("error\n%s\nwant\n%s", err, want)
+	}
+	if len(errs) != 1 {
+		t.Errorf("%d errors, want 1", len(errs))
 	}
 }

@@ -1,7 +1,6 @@
 package board
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -62,17 +61,7 @@ func TestServoErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c, err := Parse([]byte(tt.yaml))
-			var errs Errors
-			if !errors.As(err, &errs) {
-				t.Fatalf("Parse = %+v, %v; want an Errors", c, err)
-			}
-			if err.Error() != tt.want {
-				t.Errorf("error\n%s\nwant\n%s", err, tt.want)
-			}
-			if len(errs) != 1 {
-				t.Errorf("%d errors, want 1", len(errs))
-			}
+			checkOneFault(t, tt.yaml, tt.want)
 		})
 	}
 }
