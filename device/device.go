@@ -19,6 +19,12 @@ const (
 	// descriptor says its pulse range (MinPulseUs, MaxPulseUs) and its
 	// speed limit (Rate); docs/protocol.md, "Extension kinds".
 	KindServo = "x.servo"
+	// KindModbus is the gateway's own kind for one value on a Modbus
+	// unit (a coil, a discrete input, or a number in one or more
+	// registers): its schema says boolean, number or string (a status
+	// word's enum), and the descriptor's Modbus field where it sits;
+	// docs/protocol.md, "Extension kinds".
+	KindModbus = "x.modbus"
 )
 
 // Access says whether a device can be read, written, or both.
@@ -117,6 +123,33 @@ type Descriptor struct {
 	// datasheet's differential configuration (on an MCP3008, 0 is CH0
 	// against CH1, 1 is CH1 against CH0). A gateway extension too.
 	Differential bool `json:"differential,omitempty"`
+
+	// Modbus says where an x.modbus device's value sits on its unit;
+	// Bus is then the line (its port, or tcp://host:port) and Address
+	// the unit id ("1"). A gateway extension too.
+	Modbus *ModbusRegister `json:"modbus,omitempty"`
+}
+
+// ModbusRegister is where an x.modbus device's value sits on its unit
+// and how it is encoded there.
+type ModbusRegister struct {
+	// Table is "coil", "discrete", "input" or "holding".
+	Table string `json:"table"`
+	// Address is the first coil or register, 0-based as on the wire
+	// (the "40001" of a manual's holding register 1 is address 0).
+	Address int `json:"address"`
+	// Type is bool, int16, uint16, int32, uint32, float32, int64,
+	// uint64 or float64; Words is how many registers it spans.
+	Type  string `json:"type"`
+	Words int    `json:"words,omitempty"`
+	// Swap is the order of the value's bytes across its registers when
+	// it is not big-endian, high word first ("ABCD"): "byte" (BADC),
+	// "word" (CDAB) or "word_byte" (DCBA).
+	Swap string `json:"swap,omitempty"`
+	// Scale and Offset turn the raw number into the value
+	// (raw×scale+offset); absent, 1 and 0.
+	Scale  float64 `json:"scale,omitempty"`
+	Offset float64 `json:"offset,omitempty"`
 }
 
 var idPattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
