@@ -9,6 +9,7 @@ const (
 	PlatformNumber       = "number"
 	PlatformText         = "text"
 	PlatformButton       = "button"
+	PlatformSelect       = "select"
 )
 
 // component is one entry of the discovery payload's "cmps": the options of
@@ -41,6 +42,7 @@ type component struct {
 	Max             *float64       `json:"max,omitempty"`
 	Step            *float64       `json:"step,omitempty"`
 	Mode            string         `json:"mode,omitempty"`
+	Options         []string       `json:"options,omitempty"`
 	Availability    []availability `json:"availability,omitempty"`
 	AvailabilityAll string         `json:"availability_mode,omitempty"`
 

@@ -32,6 +32,14 @@
 //	pwm, number with min < max       number: min, max, step, unit, mode slider
 //	pwm, read-only                   sensor with unit
 //	x.servo, number                  as pwm: min, max its angles, unit "°" (SenML "deg")
+//	x.modbus, boolean                writable (a coil): switch; read (a discrete input):
+//	                                 binary_sensor, its class as a gpio.input's
+//	x.modbus, number, read           sensor, as a sensor's number
+//	x.modbus, number, writable       number: min, max from the schema (slider), else the
+//	                                 integer register's range scaled (box); step one raw
+//	                                 unit scaled (≥ 0.001), a float's as pwm (modbus.go)
+//	x.modbus, string with enum       read: sensor, device_class enum, options; writable:
+//	                                 select, options; {{ value_json }}, {{ value | tojson }}
 //	anything else (x.*, odd schema)  nothing: skipped, never guessed (Unmapped says why)
 //
 // A high-risk device that may be written keeps its platform, and its name
@@ -65,7 +73,7 @@
 // code (home-assistant/home-assistant.io, source/_integrations/
 // mqtt.markdown, "Device discovery payload", and the platform pages
 // binary_sensor.mqtt, sensor.mqtt, switch.mqtt, number.mqtt, text.mqtt,
-// button.mqtt; home-assistant/core, homeassistant/components/mqtt/
+// button.mqtt, select.mqtt; home-assistant/core, homeassistant/components/mqtt/
 // schemas.py, discovery.py, abbreviations.py, text.py):
 //
 //   - the device message: "dev" and "o" required at the root, components
@@ -83,6 +91,9 @@
 //     latest; payloads default to online/offline;
 //   - entity_category: "When set, the entity category must be diagnostic
 //     for sensors"; the text platform's max is at most 255 and min < max;
+//   - a sensor's options go with device_class enum only, and without
+//     unit_of_measurement or state_class (core's mqtt sensor.py refuses
+//     the component otherwise); a select requires options;
 //   - abbreviations are expanded by Home Assistant, full names are taken
 //     as they are; unknown options are ignored silently, which is why the
 //     tests check every option against the platform's documented list.

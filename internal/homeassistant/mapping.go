@@ -45,6 +45,8 @@ func (m mapper) device(d device.Descriptor) ([]component, string) {
 		return m.pwmOf(d)
 	case d.Kind == device.KindServo && isNumeric(s.Type):
 		return m.pwmOf(d) // a number from minAngle to maxAngle, in °
+	case d.Kind == device.KindModbus:
+		return m.modbusOf(d)
 	case (d.Kind == device.KindSerial || d.Kind == device.KindSensor) && s.Type == device.TypeString:
 		return m.stringOf(d)
 	case d.Kind == device.KindGPIOOutput || d.Kind == device.KindGPIOInput ||
@@ -96,7 +98,7 @@ func (m mapper) switchOf(d device.Descriptor) component {
 func (m mapper) binarySensorOf(d device.Descriptor) component {
 	c := m.base(PlatformBinarySensor, d, "", nameOf(d))
 	c.PayloadOn, c.PayloadOff = "true", "false"
-	if d.Kind == device.KindGPIOInput {
+	if d.Kind == device.KindGPIOInput || d.Kind == device.KindModbus {
 		c.DeviceClass = binaryClass(d)
 	}
 	return c

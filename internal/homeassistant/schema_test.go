@@ -71,6 +71,11 @@ var platforms = map[string]platformSchema{
 		allowed: []string{"command_template", "command_topic", "max", "min", "mode",
 			"pattern", "retain", "state_topic", "value_template"},
 	},
+	// select.mqtt: command_topic (MQTT_RW_SCHEMA) and options are required.
+	PlatformSelect: {
+		required: []string{"p", "unique_id", "command_topic", "options"},
+		allowed:  []string{"command_template", "command_topic", "optimistic", "options", "retain", "state_topic", "value_template"},
+	},
 	// button.mqtt: command_topic is required.
 	PlatformButton: {
 		required: []string{"p", "unique_id", "command_topic"},
