@@ -20,6 +20,7 @@ type deviceView struct {
 	Unit          string   `json:"unit,omitempty"`
 	Minimum       *float64 `json:"minimum,omitempty"`
 	Maximum       *float64 `json:"maximum,omitempty"`
+	Enum          any      `json:"enum,omitempty" jsonschema:"a list of the only values it takes (a Modbus status word's names)"`
 	Readable      bool     `json:"readable"`
 	Writable      bool     `json:"writable"`
 	Risk          string   `json:"risk"`
@@ -33,11 +34,19 @@ func viewDevice(d device.Descriptor, scope openhal.Scope) deviceView {
 	writable := d.Access.CanWrite() && scope.AtLeast(openhal.ScopeControlLow)
 	return deviceView{
 		ID: d.ID, Label: d.Label, Kind: d.Kind, Type: d.Schema.Type, Unit: unitOf(d.Schema),
-		Minimum: d.Schema.Minimum, Maximum: d.Schema.Maximum,
+		Minimum: d.Schema.Minimum, Maximum: d.Schema.Maximum, Enum: enumOf(d.Schema),
 		Readable: d.Access.CanRead(), Writable: writable, Risk: string(d.Risk),
 		NeedsApproval: writable && d.Risk == device.RiskHigh && !scope.AtLeast(openhal.ScopeControlHigh),
 		Safe:          d.Safe, State: string(d.State), Fault: d.Fault,
 	}
+}
+
+// enumOf is a schema's enum, or nil (not an empty list) for none.
+func enumOf(s device.Schema) any {
+	if len(s.Enum) == 0 {
+		return nil
+	}
+	return s.Enum
 }
 
 // unitOf is a schema's unit, or its only property's (a sensor of one
