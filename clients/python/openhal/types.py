@@ -9,6 +9,33 @@ from typing import Any, Dict, List, Optional
 
 
 @dataclass
+class ModbusRegister:
+    """Where an ``x.modbus`` device's value sits on its unit (the
+    descriptor's ``modbus``): ``table`` is "coil", "discrete", "input" or
+    "holding"; ``address`` the first coil or register, 0-based as on the
+    wire; ``type`` "bool", "int16", "uint16", "int32", "uint32",
+    "float32", "int64", "uint64" or "float64", spanning ``words``
+    registers (0 for a coil or a discrete input); ``swap`` the byte order
+    across them when not big-endian ("byte", "word" or "word_byte"); the
+    value is raw × ``scale`` + ``offset``. The unit id is the
+    descriptor's ``address``, the line its ``bus``."""
+
+    table: str
+    address: int
+    type: str
+    words: int = 0
+    swap: str = ""
+    scale: float = 1.0
+    offset: float = 0.0
+
+    @classmethod
+    def from_json(cls, d: Dict[str, Any]) -> "ModbusRegister":
+        return cls(table=d.get("table", ""), address=d.get("address", 0), type=d.get("type", ""),
+                   words=d.get("words") or 0, swap=d.get("swap", ""), scale=d.get("scale") or 1.0,
+                   offset=d.get("offset") or 0.0)
+
+
+@dataclass
 class Descriptor:
     """A device as hal/devices/list describes it (spec §6). ``pin`` and
     ``frequency`` are gateway extensions: the GPIO line a gpio/pwm device
@@ -17,7 +44,9 @@ class Descriptor:
     device on a bus sits ("/dev/spidev0.0", "mcp3008", channel 0; a
     PCA9685 output's "pca9685"), and an ``x.servo``'s ``min_pulse_us``,
     ``max_pulse_us`` (its pulses at its schema's minimum and maximum
-    angle) and ``rate`` (°/s, 0: none)."""
+    angle) and ``rate`` (°/s, 0: none). An ``x.modbus`` device has
+    ``modbus`` (a ModbusRegister), its unit id in ``address``, its line
+    (a serial port, or "tcp://host:port") in ``bus``, ``chip`` "modbus"."""
 
     id: str
     kind: str
@@ -41,6 +70,7 @@ class Descriptor:
     min_pulse_us: Optional[float] = None
     max_pulse_us: Optional[float] = None
     rate: float = 0.0
+    modbus: Optional[ModbusRegister] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -51,7 +81,8 @@ class Descriptor:
                    tags=list(d.get("tags") or []), pin=d.get("pin", ""), frequency=d.get("frequency"),
                    no_safe_reason=d.get("noSafeReason", ""), bus=d.get("bus", ""), address=d.get("address", ""),
                    chip=d.get("chip", ""), channel=d.get("channel"), differential=bool(d.get("differential")),
-                   min_pulse_us=d.get("minPulseUs"), max_pulse_us=d.get("maxPulseUs"), rate=d.get("rate") or 0.0, raw=d)
+                   min_pulse_us=d.get("minPulseUs"), max_pulse_us=d.get("maxPulseUs"), rate=d.get("rate") or 0.0,
+                   modbus=ModbusRegister.from_json(d["modbus"]) if d.get("modbus") else None, raw=d)
 
     def readable(self) -> bool:
         return "r" in self.access
