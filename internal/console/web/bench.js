@@ -107,26 +107,67 @@ function Control({ d, v, writable, onWrite, reply }) {
 			checked=${cur === true} onChange=${(ev) => onWrite(ev.target.checked)} /> on</label>`;
 	case "number":
 	case "integer":
-		return html`<${Range} id=${id} schema=${schema} cur=${cur} writable=${writable} onWrite=${onWrite} />`;
+		if (schema.minimum === undefined || schema.maximum === undefined) {
+			// No range to slide over (a Modbus register): a box, none when never written.
+			return String(d.access).includes("w") ? html`<${NumberBox} id=${id} schema=${schema} step=${stepFor(d)} writable=${writable} onWrite=${onWrite} />` : null;
+		}
+		return html`<${Range} id=${id} schema=${schema} step=${stepFor(d)} cur=${cur} writable=${writable} onWrite=${onWrite} />`;
 	case "string":
+		if (Array.isArray(schema.enum)) return html`<${Choice} id=${id} options=${schema.enum} cur=${cur} writable=${writable} onWrite=${onWrite} />`;
 		return html`<${Line} id=${id} writable=${writable} onWrite=${onWrite} reply=${reply} />`;
 	}
 	return null;
 }
 
+// stepFor is a number's step: 1 for an integer; one raw unit of an
+// integer Modbus register, scaled (a speed in 0.01 Hz steps by 0.01),
+// since a value between two cannot be written; else a hundredth of the
+// range, rounded to a power of ten, or any without one.
+function stepFor(d) {
+	const schema = d.schema || {}, r = d.modbus;
+	if (schema.type === "integer") return 1;
+	if (r && /int/.test(r.type)) return Math.abs(r.scale || 1);
+	if (schema.minimum === undefined || schema.maximum === undefined) return "any";
+	return stepOf(schema.minimum, schema.maximum);
+}
+
+// Choice picks one of an enum's values (a Modbus status word's names),
+// written when chosen.
+function Choice({ id, options, cur, writable, onWrite }) {
+	return html`<label for=${id}>set <select id=${id} data-test="control" disabled=${!writable}
+		onChange=${(ev) => onWrite(ev.target.value)}>
+		${!options.includes(cur) && html`<option value="" selected disabled>—</option>`}
+		${options.map((o) => html`<option key=${o} value=${o} selected=${o === cur}>${o}</option>`)}
+	</select></label>`;
+}
+
+// NumberBox is a number typed and written on Enter, within the bounds the
+// schema has.
+function NumberBox({ id, schema, step, writable, onWrite }) {
+	const send = (ev) => {
+		ev.preventDefault();
+		const x = ev.target.elements[id].valueAsNumber;
+		if (!Number.isNaN(x)) onWrite(x);
+	};
+	return html`<form class="line" onSubmit=${send}>
+		<label for=${id}>set${schema.unit ? " (" + schema.unit + ")" : ""}</label>
+		<input id=${id} type="number" data-test="control" disabled=${!writable} min=${schema.minimum} max=${schema.maximum} step=${step} />
+		<button type="submit" data-test="send" disabled=${!writable}>Set</button>
+	</form>`;
+}
+
 // Range is a slider written when released. While it is moved it shows
 // where it is, not the device's value, which may change meanwhile.
-function Range({ id, schema, cur, writable, onWrite }) {
+function Range({ id, schema, step, cur, writable, onWrite }) {
 	const [draft, setDraft] = useState(null);
-	const min = schema.minimum ?? 0;
-	const max = schema.maximum ?? 100;
-	const step = schema.type === "integer" ? 1 : stepOf(min, max);
+	const min = schema.minimum;
+	const max = schema.maximum;
 	const shown = draft ?? (typeof cur === "number" ? cur : min);
 	const release = (ev) => {
 		setDraft(null);
 		onWrite(Number(ev.target.value));
 	};
-	return html`<label for=${id}>set <output>${shown}</output>
+	return html`<label for=${id}>set <output>${shown}${schema.unit ? " " + schema.unit : ""}</output>
 		<input id=${id} type="range" data-test="control" disabled=${!writable} min=${min} max=${max} step=${step}
 			value=${shown} onInput=${(ev) => setDraft(Number(ev.target.value))} onChange=${release} /></label>`;
 }

@@ -40,11 +40,23 @@ export function showValue(v, schema = {}) {
 // extensions: its pin, and a chip on a bus ("ex1:GPA0 · mcp23017 at 0x20
 // on /dev/i2c-1"); "" for a device that says nothing of it.
 export function where(d) {
+	if (d.modbus) return modbusWhere(d);
 	let chip = d.chip || "";
 	if (chip && d.address) chip += " at " + d.address;
 	if (chip && d.bus) chip += " on " + d.bus;
 	if (chip && d.channel !== undefined && !d.pin) chip += ", channel " + d.channel;
 	return [d.pin, chip].filter(Boolean).join(" · ");
+}
+
+// modbusWhere says where an x.modbus value sits: "Modbus unit 1, holding
+// 8193 (uint16 ×0.01) on /dev/ttyUSB0" (docs/protocol.md, x.modbus).
+function modbusWhere(d) {
+	const r = d.modbus;
+	let enc = r.type;
+	if (r.swap) enc += ", swap " + r.swap;
+	if (r.scale && r.scale !== 1) enc += " ×" + r.scale;
+	if (r.offset) enc += (r.offset < 0 ? " − " : " + ") + Math.abs(r.offset);
+	return "Modbus unit " + d.address + ", " + r.table + " " + r.address + " (" + enc + ") on " + d.bus;
 }
 
 // canWrite says whether a token's scope may write at all.
