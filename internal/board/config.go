@@ -38,6 +38,10 @@ type Config struct {
 	// are devices (I/O expanders, PWM boards), by a name the devices use
 	// (see ChipConfig).
 	Chips map[string]ChipConfig `yaml:"chips"`
+	// Modbus are the Modbus lines (serial RTU or TCP) whose units'
+	// coils and registers are devices of kind modbus, by a name the
+	// devices give as their bus (see ModbusLineConfig).
+	Modbus map[string]ModbusLineConfig `yaml:"modbus"`
 	// StopButtonID names a gpio.input whose true engages the emergency
 	// stop; empty: none. StopButton returns it.
 	StopButtonID string `yaml:"stopButton"`

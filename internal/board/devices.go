@@ -18,8 +18,8 @@ import (
 // docs/configuration.md list which fields each kind takes. A nil pointer,
 // an empty string or a nil map is a field the file leaves out.
 type DeviceConfig struct {
-	// Kind is gpio.output, gpio.input, pwm, sensor, serial, servo or
-	// counter (real boards only).
+	// Kind is gpio.output, gpio.input, pwm, sensor, serial, servo,
+	// counter or modbus (real boards only).
 	Kind  string   `yaml:"kind"`
 	Label string   `yaml:"label"`
 	Tags  []string `yaml:"tags"`
@@ -80,6 +80,17 @@ type DeviceConfig struct {
 	MinAngle   *float64 `yaml:"minAngle"`   // servo: degrees (0)
 	MaxAngle   *float64 `yaml:"maxAngle"`   // servo: degrees (180)
 	Rate       *float64 `yaml:"rate"`       // servo: degrees a second; nil: moves at once
+
+	// Modbus (issue 31; modbus.go, hwcheck_modbus.go): bus names a line
+	// of modbus:, address is the first coil or register (0-based, as on
+	// the wire), scale, offset, unit and interval as above, and these.
+	Slave   *int              `yaml:"slave"`   // modbus: the unit id
+	Table   string            `yaml:"table"`   // modbus: coil, discrete, input or holding
+	Type    string            `yaml:"type"`    // modbus: bool, int16, uint16, int32, uint32, float32, int64, uint64, float64
+	Swap    string            `yaml:"swap"`    // modbus: none, byte, word or word_byte
+	Enum    map[string]string `yaml:"enum"`    // modbus: raw value -> label
+	Minimum *float64          `yaml:"minimum"` // modbus: the schema's minimum
+	Maximum *float64          `yaml:"maximum"` // modbus: the schema's maximum
 
 	// Risk overrides the device's risk: low or high.
 	Risk *device.Risk `yaml:"risk"`

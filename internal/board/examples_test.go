@@ -87,3 +87,40 @@ func TestSmallArmExample(t *testing.T) {
 		t.Errorf("stop button %q", c.StopButton())
 	}
 }
+
+// TestModbusExamples: issue 31's two benches parse and validate: the
+// energy meter's five float32 input registers in their units, read only;
+// the VFD's run coil and speed setpoint with their safe values and
+// rules, its output frequency and its status word's names.
+func TestModbusExamples(t *testing.T) {
+	meter := loadExample(t, "modbus-meter.yaml")
+	units := map[string]string{"mains.voltage": "V", "mains.current": "A", "mains.power": "W", "mains.frequency": "Hz", "mains.energy": "Wh"}
+	for _, d := range meter.Descriptors() {
+		if d.Kind != device.KindModbus || d.Access != device.AccessRead || d.Schema.Unit != units[d.ID] ||
+			d.Modbus == nil || d.Modbus.Table != "input" || d.Modbus.Type != "float32" || d.Address != "1" {
+			t.Errorf("%s = %+v (modbus %+v)", d.ID, d, d.Modbus)
+		}
+		delete(units, d.ID)
+	}
+	if len(units) != 0 {
+		t.Errorf("meter devices missing: %v", units)
+	}
+	vfd := loadExample(t, "modbus-vfd.yaml")
+	byID := map[string]device.Descriptor{}
+	for _, d := range vfd.Descriptors() {
+		byID[d.ID] = d
+	}
+	run, speed, status := byID["pump.run"], byID["pump.speed"], byID["pump.status"]
+	if run.Safe != false || run.Schema.Type != device.TypeBoolean || run.Access != device.AccessReadWrite || vfd.Rules()["pump.run"].MaxOn.Minutes() != 30 {
+		t.Errorf("pump.run = %+v, rules %+v", run, vfd.Rules()["pump.run"])
+	}
+	if speed.Safe != 0.0 || speed.Schema.Unit != "Hz" || *speed.Schema.Minimum != 0 || *speed.Schema.Maximum != 50 || speed.Modbus.Scale != 0.01 {
+		t.Errorf("pump.speed = %+v", speed)
+	}
+	if !slices.Equal(status.Schema.Enum, []any{"stopped", "running", "accelerating", "decelerating", "fault"}) || status.Access != device.AccessRead {
+		t.Errorf("pump.status = %+v", status)
+	}
+	if byID["pump.fault"].Modbus.Table != "discrete" {
+		t.Errorf("pump.fault = %+v", byID["pump.fault"])
+	}
+}

@@ -55,7 +55,7 @@ const (
 
 // hwKinds are the kinds a real board's device may have, in the order
 // messages list them.
-var hwKinds = []string{device.KindGPIOOutput, device.KindGPIOInput, device.KindPWM, device.KindSensor, device.KindSerial, KindServo, KindCounter}
+var hwKinds = []string{device.KindGPIOOutput, device.KindGPIOInput, device.KindPWM, device.KindSensor, device.KindSerial, KindServo, KindCounter, KindModbus}
 
 // kindFields lists the fields each kind takes beyond those every kind
 // takes (commonFields); every other hardware field is refused.
@@ -67,6 +67,7 @@ var kindFields = map[string][]string{
 	device.KindSerial:     {"port", "baud", "dataBits", "parity", "stopBits", "delimiter"},
 	KindServo:             {"pin", "pwm", "frequency", "initial", "minPulseUs", "maxPulseUs", "minAngle", "maxAngle", "rate"},
 	KindCounter:           {"pin", "pull", "edge", "debounce", "perPulse", "unit", "interval", "window"},
+	KindModbus:            {"bus", "slave", "table", "address", "type", "swap", "scale", "offset", "unit", "enum", "minimum", "maximum", "interval"},
 }
 
 // commonFields are the fields of every device entry; risk, safe,
@@ -208,7 +209,8 @@ func (c *Config) hardwareDescriptors() []device.Descriptor {
 	var out []device.Descriptor
 	for _, id := range slices.Sorted(maps.Keys(c.Devices)) {
 		if d, ok := c.Devices[id].descriptor(id); ok {
-			d = c.onChip(d, c.Devices[id]) // servo.go
+			d = c.onChip(d, c.Devices[id])   // servo.go
+			d = c.onModbus(d, c.Devices[id]) // modbus.go
 			out = append(out, c.expanderDescriptor(d, c.Devices[id]))
 		}
 	}
@@ -264,6 +266,8 @@ func (dc DeviceConfig) descriptor(id string) (device.Descriptor, bool) {
 		d = dc.servoDescriptor(d)
 	case KindCounter:
 		d = dc.counterDescriptor(d) // hardware_counter.go
+	case KindModbus:
+		d = dc.modbusDescriptor(d) // modbus.go
 	default:
 		return device.Descriptor{}, false
 	}

@@ -133,8 +133,8 @@ func TestHardwareErrors(t *testing.T) {
 		name, yaml, want string
 	}{
 		// Entries.
-		{"no kind", dev("bench.relay", "pin: GPIO17"), "devices.bench.relay.kind: required (gpio.output, gpio.input, pwm, sensor, serial, servo or counter)"},
-		{"unknown kind", dev("bench.relay", "kind: relay, pin: GPIO17"), `devices.bench.relay.kind: unknown kind "relay" (want gpio.output, gpio.input, pwm, sensor, serial, servo or counter)`},
+		{"no kind", dev("bench.relay", "pin: GPIO17"), "devices.bench.relay.kind: required (gpio.output, gpio.input, pwm, sensor, serial, servo, counter or modbus)"},
+		{"unknown kind", dev("bench.relay", "kind: relay, pin: GPIO17"), `devices.bench.relay.kind: unknown kind "relay" (want gpio.output, gpio.input, pwm, sensor, serial, servo, counter or modbus)`},
 		{"bad id", dev("Bench.Relay", "kind: gpio.output, pin: GPIO17"), `devices.Bench.Relay: "Bench.Relay" is not a device id: want lowercase letters, digits, '.', '_' or '-', starting with a letter or digit, at most 64`},
 		{"empty tag", out("tags: [bench, '']"), `devices.bench.relay.tags[1]: "" is not a tag: want a word without spaces or commas`},
 		{"tag twice", out("tags: [bench, bench]"), `devices.bench.relay.tags[1]: tag "bench" listed twice`},
@@ -255,13 +255,13 @@ func TestHardwareErrors(t *testing.T) {
 		{"interlock on an undeclared device", rpi4 + "  bench.relay: {kind: gpio.output, pin: GPIO17, safe: false, rules: {interlock: [{device: bench.door, op: eq, value: false}]}}\n",
 			`devices.bench.relay.rules.interlock[0].device: no such device "bench.door"`},
 		{"interlock on a device with a bad kind", rpi4 + "  bench.door: {kind: contact, pin: GPIO22}\n  bench.relay: {kind: gpio.output, pin: GPIO17, safe: false, rules: {interlock: [{device: bench.door, op: eq, value: false}]}}\n",
-			`devices.bench.door.kind: unknown kind "contact" (want gpio.output, gpio.input, pwm, sensor, serial, servo or counter)`},
+			`devices.bench.door.kind: unknown kind "contact" (want gpio.output, gpio.input, pwm, sensor, serial, servo, counter or modbus)`},
 		{"minimum on a pwm above its schema", pwm("pin: GPIO18, frequency: 100, rules: {minimum: 120}"), "devices.bench.fan.rules.minimum: 120 is outside bench.fan's range (0 to 100)"},
 		{"unknown risk", out("risk: medium"), `devices.bench.relay.risk: want low or high, got "medium"`},
 		// The stop button.
 		{"output as stop button", rpi4 + relay + "stopButton: bench.relay\n", "stopButton: bench.relay is a gpio.output; a stop button must be a gpio.input"},
 		{"undeclared stop button", rpi4 + relay + "stopButton: bench.stop\n", `stopButton: no such device "bench.stop"`},
-		{"stop button with a bad kind", rpi4 + "  bench.stop: {pin: GPIO27}\nstopButton: bench.stop\n", "devices.bench.stop.kind: required (gpio.output, gpio.input, pwm, sensor, serial, servo or counter)"},
+		{"stop button with a bad kind", rpi4 + "  bench.stop: {pin: GPIO27}\nstopButton: bench.stop\n", "devices.bench.stop.kind: required (gpio.output, gpio.input, pwm, sensor, serial, servo, counter or modbus)"},
 		// Other boards.
 		{"rpi5 channel", "board: rpi5\ndevices:\n  bench.fan: {kind: pwm, pin: GPIO18, frequency: 100, pwm: {chip: 1f00098000.pwm, channel: 0}}\n",
 			"devices.bench.fan.pwm.channel: GPIO18 carries channel 2 of 1f00098000.pwm, not channel 0"},

@@ -48,9 +48,12 @@ type usage struct {
 	addrs map[[2]int]string  // bus, address -> the device or chip there
 	chips map[string]chipUse // the chips that passed their checks, by name
 	pwms  map[string]string  // chip:channel -> device
-	ports map[string]string  // serial port path -> device
-	spi   *spiUsage          // SPI ADCs (hwcheck_spi.go)
-	w1    map[string]string  // 1-Wire id -> sensor (hwcheck_kernel.go; made at its first use)
+	ports map[string]string  // serial port path -> device or Modbus line ("devices.meter", "modbus.rs485")
+	// modbus: the Modbus lines and the devices' registers
+	// (hwcheck_modbus.go).
+	modbus *modbusUse
+	spi    *spiUsage         // SPI ADCs (hwcheck_spi.go)
+	w1     map[string]string // 1-Wire id -> sensor (hwcheck_kernel.go; made at its first use)
 	// declared are the chips the file declares, valid or not (expander pins).
 	declared map[string]ChipConfig
 }
@@ -74,6 +77,7 @@ func newUsage() *usage {
 func (v *validator) hardware(c *Config, t target) []device.Descriptor {
 	u := newUsage()
 	v.chips(c, t, u)
+	v.modbusLines(c, u) // hwcheck_modbus.go
 	u.declared = c.Chips
 	var descs []device.Descriptor
 	for _, id := range c.fileOrder() {
@@ -96,6 +100,8 @@ func (v *validator) hardware(c *Config, t target) []device.Descriptor {
 			v.servoDevice(path, id, dc, t, u) // hwcheck_servo.go
 		case KindCounter:
 			v.counterDevice(path, id, dc, t, u) // hwcheck_counter.go
+		case KindModbus:
+			v.modbusDevice(path, id, dc, u) // hwcheck_modbus.go
 		}
 		d, ok := dc.descriptor(id)
 		if !ok || !valid {
@@ -179,6 +185,9 @@ func kindsWith(f string) []string {
 func (v *validator) simEntries(c *Config) {
 	for _, name := range slices.Sorted(maps.Keys(c.Chips)) {
 		v.add(join("chips", name), "the sim board has no buses: chips are for a real board")
+	}
+	for _, name := range slices.Sorted(maps.Keys(c.Modbus)) {
+		v.add(join("modbus", name), "the sim board's devices are built in: Modbus lines are for a real board (board: generic runs on any Linux machine)")
 	}
 	for _, id := range slices.Sorted(maps.Keys(c.Devices)) {
 		for _, f := range c.Devices[id].setFields() {
@@ -546,10 +555,10 @@ func (v *validator) serialDevice(path, id string, dc DeviceConfig, u *usage) {
 		return
 	}
 	if other, dup := u.ports[dc.Port]; dup {
-		v.add(path+".port", "%s is also used by devices.%s", dc.Port, other)
+		v.add(path+".port", "%s is also used by %s", dc.Port, other)
 		return
 	}
-	u.ports[dc.Port] = id
+	u.ports[dc.Port] = "devices." + id
 }
 
 // busPins reports GPIO devices on the header lines of an I2C bus or a
@@ -576,8 +585,8 @@ func (v *validator) busPins(t target, u *usage) {
 	for _, port := range slices.Sorted(maps.Keys(u.ports)) {
 		for _, uart := range t.prof.UART {
 			if uart.Device != "" && uart.Device == port {
-				clash(uart.TX, fmt.Sprintf("TX of %s (%s)", uart.Name, port), "devices."+u.ports[port])
-				clash(uart.RX, fmt.Sprintf("RX of %s (%s)", uart.Name, port), "devices."+u.ports[port])
+				clash(uart.TX, fmt.Sprintf("TX of %s (%s)", uart.Name, port), u.ports[port])
+				clash(uart.RX, fmt.Sprintf("RX of %s (%s)", uart.Name, port), u.ports[port])
 			}
 		}
 	}

@@ -156,7 +156,7 @@ func usage(w io.Writer, cmds map[string]command) {
 	fmt.Fprintln(w, "usage: gateway COMMAND [flags]")
 	fmt.Fprintln(w)
 	// The usual order first; a command missing from it still shows, last.
-	names := []string{"run", "check", "hardware", "version", "token", "status", "devices", "read", "write", "watch", "stop", "resume", "confirm", "audit", "adapter"}
+	names := []string{"run", "check", "hardware", "modbus", "version", "token", "status", "devices", "read", "write", "watch", "stop", "resume", "confirm", "audit", "adapter"}
 	for _, name := range slices.Sorted(maps.Keys(cmds)) {
 		if !slices.Contains(names, name) {
 			names = append(names, name)

@@ -20,6 +20,8 @@ var usageCases = []struct {
 	{[]string{"run"}, []string{"extra"}, `gateway: run: unexpected argument "extra"`},
 	{[]string{"check"}, nil, "gateway: check: --config FILE is required"},
 	{[]string{"hardware"}, []string{"w1"}, `gateway: hardware: unexpected argument "w1"`},
+	{[]string{"modbus"}, nil, "gateway: modbus: missing subcommand (scan)"},
+	{[]string{"modbus", "scan"}, []string{"--tcp", "plc", "--units", "1-300"}, `gateway: modbus scan: --units: "1-300": want ids from 0 to 255, the first of a range not above its last`},
 	{[]string{"version"}, []string{"--nonesuch"}, "gateway: version: flag provided but not defined: -nonesuch"},
 	{[]string{"token"}, nil, "gateway: token: missing subcommand (add, list, revoke)"},
 	{[]string{"token", "add"}, []string{"--kind", "agent"}, "gateway: token add: --name is required"},

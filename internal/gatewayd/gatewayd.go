@@ -29,6 +29,7 @@ func Env(version, commit string) cli.Env {
 			{Name: "run", Summary: "run the gateway (the sim board without --config)", Run: b.cmdRun},
 			{Name: "check", Summary: "validate a configuration file without touching hardware", Run: cmdCheck},
 			{Name: "hardware", Summary: "list the 1-Wire, IIO, hwmon, I2C and SPI hardware of this machine, with configuration entries", Run: cmdHardware},
+			{Name: "modbus", Summary: "scan a Modbus line (RS-485 or TCP) for the unit ids that answer", Run: cmdModbus},
 		},
 		StateDir: stateDirs{},
 		LAN:      lan{},

@@ -1,8 +1,9 @@
 // Package hardware turns the devices a real board's configuration
-// declares into running devices: GPIO lines, PWM channels, I2C sensors
-// and serial ports. What it opens comes through a Host, the seam between
-// the configuration and the machine: hostperiph.go is the real one over
-// periph.io, tests pass fakes.
+// declares into running devices: GPIO lines, PWM channels, I2C sensors,
+// serial ports and Modbus lines. What it opens comes through a Host, the
+// seam between the configuration and the machine: hostperiph.go is the
+// real one over periph.io, tests pass fakes. Serial ports and Modbus
+// lines open themselves once started, and again after each failure.
 package hardware
 
 import (
@@ -29,6 +30,7 @@ import (
 	"github.com/openhal/gateway/internal/hw/gpioevent"
 	"github.com/openhal/gateway/internal/hw/gpioline"
 	"github.com/openhal/gateway/internal/hw/i2c/pca9685"
+	"github.com/openhal/gateway/internal/hw/modbusline"
 	"github.com/openhal/gateway/internal/hw/pwm"
 	"github.com/openhal/gateway/internal/hw/sensor"
 	"github.com/openhal/gateway/internal/hw/serialline"
@@ -84,6 +86,7 @@ func Build(ctx context.Context, cfg *board.Config, prof *profile.Profile, h Host
 	if err := b.startExpanders(); err != nil {
 		return nil, nil, err
 	}
+	b.startModbus()
 	return devs, b.release, nil
 }
 
@@ -103,6 +106,8 @@ type builder struct {
 	adcs map[string]*adcChip
 	// expanders are the expanders opened, by chip name (build_expander.go).
 	expanders map[string]*expander.Chip
+	// lines are the Modbus lines, by name (build_modbus.go).
+	lines map[string]*modbusline.Line
 }
 
 func (b *builder) release() {
@@ -133,6 +138,8 @@ func (b *builder) device(desc device.Descriptor, dc board.DeviceConfig) (device.
 		return b.servo(desc, dc) // build_pca9685.go
 	case board.KindCounter:
 		return b.counter(desc, dc) // build_counter.go
+	case board.KindModbus:
+		return b.modbusDevice(desc, dc) // build_modbus.go
 	}
 	return nil, fmt.Errorf("kind %q: not a hardware kind", dc.Kind)
 }

@@ -1,0 +1,194 @@
+package modbusline
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/openhal/gateway/internal/hw/modbus"
+)
+
+// block is one poll: adjacent coils or registers of one unit, read at one
+// interval in one request, and the devices whose values they hold.
+type block struct {
+	unit     byte
+	table    modbus.Table
+	first    uint16
+	count    uint16
+	interval time.Duration
+	devs     []*Device
+	next     time.Time // when it is due
+}
+
+// plan groups the devices into blocks: by unit, table and interval,
+// adjacent or overlapping addresses in one block up to the most one
+// request may read. Registers between two devices are never read: a unit
+// may answer an address it does not have with an exception, which would
+// fail the whole block.
+func plan(devs []*Device, now time.Time) []*block {
+	sorted := slices.Clone(devs)
+	slices.SortStableFunc(sorted, func(a, b *Device) int {
+		return cmp.Or(cmp.Compare(a.p.Unit, b.p.Unit), cmp.Compare(a.p.Table, b.p.Table),
+			cmp.Compare(a.p.Interval, b.p.Interval), cmp.Compare(a.p.Address, b.p.Address))
+	})
+	var out []*block
+	var cur *block
+	for _, d := range sorted {
+		first, last := int(d.p.Address), int(d.p.Address)+d.p.Words()-1
+		if cur != nil && cur.unit == d.p.Unit && cur.table == d.p.Table && cur.interval == d.p.Interval &&
+			first <= cur.last()+1 && max(last, cur.last())-int(cur.first)+1 <= maxRead(d.p.Table) {
+			cur.count = uint16(max(last, cur.last()) - int(cur.first) + 1)
+			cur.devs = append(cur.devs, d)
+			continue
+		}
+		cur = &block{unit: d.p.Unit, table: d.p.Table, first: d.p.Address, count: uint16(d.p.Words()),
+			interval: d.p.Interval, devs: []*Device{d}, next: now}
+		out = append(out, cur)
+	}
+	return out
+}
+
+func (b *block) last() int { return int(b.first) + int(b.count) - 1 }
+
+// maxRead is the most coils or registers one request of t reads.
+func maxRead(t modbus.Table) int {
+	if t.Bits() {
+		return modbus.MaxReadBits
+	}
+	return modbus.MaxReadRegisters
+}
+
+// next returns what the line does now: a job, else the block due
+// soonest, else how long until one is due (0: none ever is).
+func (l *Line) next(now time.Time) (*job, *block, time.Duration) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.jobs = slices.DeleteFunc(l.jobs, func(j *job) bool {
+		if err := j.ctx.Err(); err != nil {
+			j.finish(result{err: err})
+			return true
+		}
+		return false
+	})
+	if len(l.jobs) > 0 {
+		i := l.firstJob()
+		j := l.jobs[i]
+		l.jobs = slices.Delete(l.jobs, i, i+1)
+		return j, nil, 0
+	}
+	var soonest *block
+	for _, b := range l.blocks {
+		if soonest == nil || b.next.Before(soonest.next) {
+			soonest = b
+		}
+	}
+	switch {
+	case soonest == nil:
+		return nil, nil, 0
+	case !soonest.next.After(now):
+		return nil, soonest, 0
+	}
+	return nil, nil, soonest.next.Sub(now)
+}
+
+// firstJob picks the job to run: a write of a safe value to a unit that
+// answers, then any safe write, then other writes, then reads, each in
+// the order they came. A stop's writes to the units that answer so are
+// never queued behind a silent unit's timeouts.
+func (l *Line) firstJob() int {
+	rank := func(j *job) int {
+		switch {
+		case j.safe && !l.failing[j.dev.p.Unit]:
+			return 0
+		case j.safe:
+			return 1
+		case j.write:
+			return 2
+		}
+		return 3
+	}
+	best := 0
+	for i, j := range l.jobs {
+		if rank(j) < rank(l.jobs[best]) {
+			best = i
+		}
+	}
+	return best
+}
+
+// writeWaiting reports whether a write is queued: a poll's retries give
+// way to it.
+func (l *Line) writeWaiting() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.ContainsFunc(l.jobs, func(j *job) bool { return j.write })
+}
+
+// poll reads a block, with retries, and gives each device its value or
+// the fault. A block that a unit refuses with exception 2 (an address it
+// does not have) is split into its devices' own polls, so that one
+// wrong address faults only its own device. It returns the error of a
+// failed link.
+func (l *Line) poll(ctx context.Context, c *modbus.Client, b *block) error {
+	var bits []bool
+	var regs []uint16
+	var err error
+	for i := 0; i <= l.cfg.Retries; i++ {
+		if i > 0 && l.writeWaiting() {
+			return nil // the block is still due: it runs after the writes
+		}
+		err = l.attempt(ctx, ctx, func(actx context.Context) (err error) {
+			if b.table.Bits() {
+				bits, err = c.ReadBits(actx, b.unit, b.table, b.first, b.count)
+			} else {
+				regs, err = c.ReadRegisters(actx, b.unit, b.table, b.first, b.count)
+			}
+			return err
+		})
+		if err == nil || !retryable(err) {
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	now := l.clk.Now()
+	b.next = now.Add(b.interval)
+	l.noteUnit(b.unit, err)
+	var exc *modbus.Exception
+	switch {
+	case modbus.IsLinkError(err):
+		return err
+	case err == nil:
+		for _, d := range b.devs {
+			d.polled(b, bits, regs, now)
+		}
+	case errors.As(err, &exc) && exc.Code == 2 && len(b.devs) > 1:
+		l.split(b, now)
+	default:
+		for _, d := range b.devs {
+			d.failed(err)
+		}
+	}
+	return nil
+}
+
+// split replaces b by a block for each of its devices, due now.
+func (l *Line) split(b *block, now time.Time) {
+	l.log.Info("modbus unit refused a block: polling its devices one by one",
+		"unit", b.unit, "table", b.table.String(), "first", b.first, "count", b.count)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	i := slices.Index(l.blocks, b)
+	if i < 0 {
+		return
+	}
+	var own []*block
+	for _, d := range b.devs {
+		own = append(own, &block{unit: b.unit, table: b.table, first: d.p.Address, count: uint16(d.p.Words()),
+			interval: b.interval, devs: []*Device{d}, next: now})
+	}
+	l.blocks = slices.Replace(l.blocks, i, i+1, own...)
+}
