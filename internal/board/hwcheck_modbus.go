@@ -1,7 +1,6 @@
 package board
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -13,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openhal/gateway/internal/hw/modbus"
+	"github.com/openhal/gateway/internal/hw/serialline"
 )
 
 // Bounds of a Modbus line's and device's timing, beyond which a value is
@@ -86,10 +86,9 @@ func (v *validator) modbusTCPLine(path string, lc ModbusLineConfig) {
 	if msg := checkHostPort(lc.TCPAddr()); msg != "" || strings.HasSuffix(lc.TCPAddr(), ":0") {
 		v.add(path+".tcp", "want host:port such as 192.168.1.50:502 (the port is 502 if left out), got %q", lc.TCP)
 	}
-	serialOnly := map[string]bool{"baud": lc.Baud != nil, "dataBits": lc.DataBits != nil, "parity": lc.Parity != "",
-		"stopBits": lc.StopBits != "", "frameGap": lc.FrameGap != nil, "de": lc.DE != ""}
-	for _, f := range slices.Sorted(maps.Keys(serialOnly)) {
-		if serialOnly[f] {
+	set := []bool{lc.Baud != nil, lc.DataBits != nil, lc.Parity != "", lc.StopBits != "", lc.FrameGap != nil, lc.DE != ""}
+	for i, f := range []string{"baud", "dataBits", "parity", "stopBits", "frameGap", "de"} {
+		if set[i] {
 			v.add(path+"."+f, "a TCP line has no %s (it is a serial line's)", f)
 		}
 	}
@@ -107,22 +106,14 @@ func (v *validator) modbusRTULine(path, name string, lc ModbusLineConfig, u *usa
 	if lc.Parity != "" && lc.Parity != "none" && lc.Parity != "even" && lc.Parity != "odd" {
 		v.add(path+".parity", "want none, even or odd, got %q", lc.Parity)
 	}
-	var joined interface{ Unwrap() []error }
-	if err := lc.PortConfig().Validate(); errors.As(err, &joined) {
-		for _, e := range joined.Unwrap() {
-			msg := e.Error()
-			field := msg[:strings.IndexAny(msg+" ", " :")]
-			switch field {
-			case "path":
-				v.add(path+".port", "%s", strings.TrimPrefix(msg, "path "))
-			case "stopBits":
-				v.add(path+".stopBits", "%s", msg)
-			case "baud":
-				if lc.Baud != nil {
-					v.add(path+".baud", "%s", msg)
-				}
-			}
-		}
+	if lc.Baud != nil && (*lc.Baud <= 0 || *lc.Baud > serialline.MaxBaud) {
+		v.add(path+".baud", "want 1 to %d, got %d", serialline.MaxBaud, *lc.Baud)
+	}
+	if lc.StopBits != "" && lc.StopBits != "1" && lc.StopBits != "2" {
+		v.add(path+".stopBits", "want 1 or 2, got %q", lc.StopBits)
+	}
+	if !filepath.IsAbs(lc.Port) {
+		v.add(path+".port", "%q: not absolute (want /dev/ttyUSB0 or /dev/serial/by-id/...)", lc.Port)
 	}
 	if lc.FrameGap != nil && (*lc.FrameGap <= 0 || *lc.FrameGap > maxModbusFrameGap) {
 		v.add(path+".frameGap", "want a positive duration up to %v, got %v", maxModbusFrameGap, *lc.FrameGap)
@@ -130,7 +121,7 @@ func (v *validator) modbusRTULine(path, name string, lc ModbusLineConfig, u *usa
 	if _, ok := modbus.ParseDE(lc.DE); lc.DE != "" && !ok {
 		v.add(path+".de", "want none (the adapter switches its driver itself), rts or rts-low, got %q", lc.DE)
 	}
-	if lc.Port == "" || !filepath.IsAbs(lc.Port) {
+	if !filepath.IsAbs(lc.Port) {
 		return
 	}
 	if other, dup := u.ports[lc.Port]; dup {

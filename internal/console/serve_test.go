@@ -66,7 +66,8 @@ func TestServeEmbedded(t *testing.T) {
 		{"GET", "/vendor/uplot/uPlot.iife.min.js", 200, "text/javascript; charset=utf-8", "uPlot"},
 		{"GET", "/vendor/uplot/uPlot.min.css", 200, "text/css; charset=utf-8", ".uplot"},
 		{"GET", "/vendor/htm/LICENSE", 200, "text/plain; charset=utf-8", "Apache License"},
-		{"GET", "/vendor/VENDOR.md", 200, "text/plain; charset=utf-8", "uplot"},
+		{"GET", "/vendor/VENDOR.md", 404, "", ""}, // in the tree, not in the binary
+		{"GET", "/vendor/vendor.json", 404, "", ""},
 		{"GET", "/nope.html", 404, "text/plain; charset=utf-8", "not found"},
 		{"GET", "/vendor", 404, "", ""},
 		{"GET", "/vendor/", 404, "", ""},

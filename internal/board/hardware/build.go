@@ -107,7 +107,8 @@ type builder struct {
 	// expanders are the expanders opened, by chip name (build_expander.go).
 	expanders map[string]*expander.Chip
 	// lines are the Modbus lines, by name (build_modbus.go).
-	lines map[string]*modbusline.Line
+	lines     map[string]*modbusline.Line
+	lineOrder []*modbusline.Line
 }
 
 func (b *builder) release() {

@@ -3,8 +3,6 @@ package hardware
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/board"
@@ -32,15 +30,15 @@ func (b *builder) modbusDevice(desc device.Descriptor, dc board.DeviceConfig) (d
 			Timeout: lc.RequestTimeout(), Retries: lc.RequestRetries(),
 		}, b.clk, b.log)
 		b.lines[dc.Bus] = l
+		b.lineOrder = append(b.lineOrder, l)
 	}
 	return l.Device(desc, dc.ModbusPoint()), nil
 }
 
-// startModbus starts the lines made, in name order, and stops them with
-// the rest.
+// startModbus starts the lines made, in the order of their first
+// devices' ids, and stops them with the rest.
 func (b *builder) startModbus() {
-	for _, name := range slices.Sorted(maps.Keys(b.lines)) {
-		l := b.lines[name]
+	for _, l := range b.lineOrder {
 		l.Start()
 		b.closers = append(b.closers, l.Close)
 	}

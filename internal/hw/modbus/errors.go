@@ -47,7 +47,9 @@ const (
 	GatewayTargetDeviceFailedToRespond = 0x0B
 )
 
-var exceptionNames = map[byte]string{
+// exceptionNames are the specification's names of the codes, by code;
+// an array, not a map, which would be built at every start.
+var exceptionNames = [...]string{
 	IllegalFunction:                    "illegal function",
 	IllegalDataAddress:                 "illegal data address",
 	IllegalDataValue:                   "illegal data value",
@@ -63,8 +65,8 @@ var exceptionNames = map[byte]string{
 // for a code without a name in the specification.
 func (e *Exception) Error() string {
 	s := "exception " + strconv.Itoa(int(e.Code))
-	if name, ok := exceptionNames[e.Code]; ok {
-		s += ": " + name
+	if int(e.Code) < len(exceptionNames) && exceptionNames[e.Code] != "" {
+		s += ": " + exceptionNames[e.Code]
 	}
 	return s
 }

@@ -100,27 +100,19 @@ func (d *Device) CheckValue(v any) error {
 	return err
 }
 
-// polled takes the device's value from its block's answer.
+// polled takes the device's value from its block's answer, which holds
+// the block's count of bits or registers (the client checks the reply's
+// length against the request).
 func (d *Device) polled(b *block, bits []bool, regs []uint16, ts time.Time) {
 	off := int(d.p.Address) - int(b.first)
-	var v any
 	if b.table.Bits() {
-		if off >= len(bits) {
-			d.failed(fmt.Errorf("%s %d of unit %d: the answer holds %d bits", b.table, d.p.Address, b.unit, len(bits)))
-			return
-		}
-		v = bits[off]
-	} else {
-		n := d.p.Words()
-		if off+n > len(regs) {
-			d.failed(fmt.Errorf("%s %d of unit %d: the answer holds %d registers", b.table, d.p.Address, b.unit, len(regs)))
-			return
-		}
-		var err error
-		if v, err = d.p.registerValue(regs[off : off+n]); err != nil {
-			d.failed(err)
-			return
-		}
+		d.observe(bits[off], ts)
+		return
+	}
+	v, err := d.p.registerValue(regs[off : off+d.p.Words()])
+	if err != nil {
+		d.failed(err)
+		return
 	}
 	d.observe(v, ts)
 }

@@ -185,10 +185,10 @@ func (l *Line) split(b *block, now time.Time) {
 	if i < 0 {
 		return
 	}
-	var own []*block
+	blocks := append(make([]*block, 0, len(l.blocks)+len(b.devs)-1), l.blocks[:i]...)
 	for _, d := range b.devs {
-		own = append(own, &block{unit: b.unit, table: b.table, first: d.p.Address, count: uint16(d.p.Words()),
+		blocks = append(blocks, &block{unit: b.unit, table: b.table, first: d.p.Address, count: uint16(d.p.Words()),
 			interval: b.interval, devs: []*Device{d}, next: now})
 	}
-	l.blocks = slices.Replace(l.blocks, i, i+1, own...)
+	l.blocks = append(blocks, l.blocks[i+1:]...)
 }
