@@ -6,8 +6,8 @@
 //
 // It is the gateway's own, not a general library: what its bus
 // scheduler (internal/hw/modbusline) needs, every call bounded by a
-// context so that a stop preempts a request in flight, and nothing
-// running while idle (no goroutine, no read, no timer between requests).
+// context (its timeout, the gateway's shutdown), and nothing running
+// while idle (no goroutine, no read, no timer between requests).
 //
 // The layers:
 //
