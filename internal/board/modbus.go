@@ -123,6 +123,18 @@ func (lc ModbusLineConfig) RequestTimeout() time.Duration {
 	return DefaultModbusRTUTimeout
 }
 
+// QuietTime is how long a unit that did not answer in time is left
+// alone on a serial line (modbusline.Config.Quiet): a timeout more, so
+// that an answer up to twice the timeout late is dropped, not taken for
+// the next request's. A TCP line needs none: its answers carry the
+// request's transaction id.
+func (lc ModbusLineConfig) QuietTime() time.Duration {
+	if lc.IsTCP() {
+		return 0
+	}
+	return lc.RequestTimeout()
+}
+
 // RequestRetries is how many times a failed request is sent again.
 func (lc ModbusLineConfig) RequestRetries() int {
 	if lc.Retries != nil {

@@ -27,7 +27,7 @@ func (b *builder) modbusDevice(desc device.Descriptor, dc board.DeviceConfig) (d
 	if !ok {
 		l = modbusline.New(modbusline.Config{
 			Name: "modbus." + dc.Bus, Open: func(ctx context.Context) (modbus.Transport, error) { return OpenModbus(ctx, lc) },
-			Timeout: lc.RequestTimeout(), Retries: lc.RequestRetries(),
+			Timeout: lc.RequestTimeout(), Retries: lc.RequestRetries(), Quiet: lc.QuietTime(),
 		}, b.clk, b.log)
 		b.lines[dc.Bus] = l
 		b.lineOrder = append(b.lineOrder, l)

@@ -142,7 +142,10 @@ func (r *rig) start(t *testing.T, cfg Config) *rig {
 		cfg.Name = "modbus.test"
 	}
 	if cfg.Timeout == 0 {
-		cfg.Timeout = 100 * time.Millisecond
+		// Far beyond an in-memory answer even under load: a request
+		// that cannot be sent in time ("timeout: not sent") is a test
+		// that fails by the machine's speed.
+		cfg.Timeout = 500 * time.Millisecond
 	}
 	r.line = New(cfg, clock.Real(), nil)
 	t.Cleanup(func() { r.line.Close() })

@@ -16,6 +16,7 @@ type job struct {
 	safe  bool // a write of the device's safe value by the Hub itself
 	bit   bool
 	regs  []uint16
+	tries int         // attempts made
 	done  chan result // buffered 1: finish never blocks
 }
 
@@ -60,10 +61,11 @@ func (l *Line) failJobs(err error) {
 	}
 }
 
-// runJob sends j, with retries, and tells its caller the outcome; it
-// returns the error of a failed link. A safe write to a unit that did
-// not answer its last request is tried once: the stop has other outputs
-// to drive.
+// runJob sends j once and tells its caller the outcome, or queues it
+// again, ahead of the others, when the failure is worth another attempt
+// (after the unit's quiet time); it returns the error of a failed link.
+// A safe write to a unit that did not answer its last request is tried
+// once: the stop has other outputs to drive.
 func (l *Line) runJob(ctx context.Context, c *modbus.Client, j *job) error {
 	p := j.dev.p
 	l.mu.Lock()
@@ -73,25 +75,26 @@ func (l *Line) runJob(ctx context.Context, c *modbus.Client, j *job) error {
 	}
 	l.mu.Unlock()
 	var r result
-	for i := 0; i < attempts; i++ {
-		r.err = l.attempt(ctx, j.ctx, func(actx context.Context) error {
-			var err error
-			if j.write {
-				err = write(actx, c, p, j.bit, j.regs)
-			} else {
-				r.value, err = read(actx, c, p)
-			}
-			return err
-		})
-		if r.err == nil || !retryable(r.err) || j.ctx.Err() != nil || ctx.Err() != nil {
-			break
+	r.err = l.attempt(ctx, j.ctx, func(actx context.Context) error {
+		var err error
+		if j.write {
+			err = write(actx, c, p, j.bit, j.regs)
+		} else {
+			r.value, err = read(actx, c, p)
 		}
-	}
+		return err
+	})
 	r.ts = l.clk.Now()
-	l.noteUnit(p.Unit, r.err)
+	l.noteUnit(p.Unit, r.err, r.ts)
 	if r.err != nil && modbus.IsLinkError(r.err) {
 		j.finish(result{err: l.offline(r.err)})
 		return r.err
+	}
+	if j.tries++; retryable(r.err) && j.tries < attempts && j.ctx.Err() == nil && ctx.Err() == nil {
+		l.mu.Lock()
+		l.jobs = append([]*job{j}, l.jobs...)
+		l.mu.Unlock()
+		return nil
 	}
 	j.finish(r)
 	return nil

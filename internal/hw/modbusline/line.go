@@ -53,6 +53,13 @@ type Config struct {
 	// Retries is how many times a request that got no answer, or a
 	// garbled one, is sent again.
 	Retries int
+	// Quiet is how long a unit that did not answer a request in time is
+	// left alone: no request goes to it for that long, so that its late
+	// answer, if it comes, is dropped with the input before the next
+	// request to it instead of being taken for that request's answer. A
+	// serial line needs it (RTU answers carry no transaction id; the
+	// gateway sets it to the timeout); on TCP, 0.
+	Quiet time.Duration
 }
 
 // Line is one Modbus line and its devices. Make devices with Device,
@@ -68,8 +75,9 @@ type Line struct {
 	blocks  []*block
 	jobs    []*job
 	online  bool
-	cause   error         // why the link is down, while it is
-	failing map[byte]bool // units whose last request got no answer
+	cause   error              // why the link is down, while it is
+	failing map[byte]bool      // units whose last request got no answer
+	quiet   map[byte]time.Time // units left alone until then (Config.Quiet)
 	stop    context.CancelFunc
 	done    chan struct{}
 }
@@ -82,7 +90,7 @@ func New(cfg Config, clk clock.Clock, log *slog.Logger) *Line {
 	}
 	return &Line{
 		cfg: cfg, clk: clk, log: log.With("line", cfg.Name),
-		wake: make(chan struct{}, 1), failing: map[byte]bool{},
+		wake: make(chan struct{}, 1), failing: map[byte]bool{}, quiet: map[byte]time.Time{},
 		cause: errors.New("not opened yet"),
 	}
 }
@@ -252,12 +260,16 @@ func retryable(err error) bool {
 
 // noteUnit remembers whether unit answered its last request, so that a
 // stop's writes to the units that answer go first and a silent one's
-// write is tried once.
-func (l *Line) noteUnit(unit byte, err error) {
+// write is tried once; a unit that did not answer is left alone for the
+// line's quiet time from now.
+func (l *Line) noteUnit(unit byte, err error, now time.Time) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if errors.Is(err, modbus.ErrTimeout) {
 		l.failing[unit] = true
+		if l.cfg.Quiet > 0 {
+			l.quiet[unit] = now.Add(l.cfg.Quiet)
+		}
 	} else if err == nil || errors.As(err, new(*modbus.Exception)) {
 		delete(l.failing, unit)
 	}

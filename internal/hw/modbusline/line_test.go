@@ -1,6 +1,7 @@
 package modbusline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -264,10 +265,25 @@ func TestSafeWritesOrder(t *testing.T) {
 	if errs[1] != nil || !errors.Is(errs[0], modbus.ErrTimeout) {
 		t.Errorf("writes: silent unit %v, answering unit %v", errs[0], errs[1])
 	}
+	// The slave logs a request once its goroutine has read it, which
+	// may be after the write timed out: wait for unit 2's in the log.
 	var order []byte
-	for _, q := range s.Requests() {
-		if q.Function == 5 {
-			order = append(order, q.Unit)
+	for ctx := context.Background(); ; {
+		log := s.Requests()
+		order = order[:0]
+		for _, q := range log {
+			if q.Function == 5 {
+				order = append(order, q.Unit)
+			}
+		}
+		if bytes.IndexByte(order, 2) >= 0 {
+			break
+		}
+		wctx, cancel := context.WithTimeout(ctx, waitLong)
+		_, err := s.WaitRequests(wctx, len(log)+1)
+		cancel()
+		if err != nil {
+			t.Fatalf("unit 2's safe write (%v) never reached the slave: writes to %v", errs[0], order)
 		}
 	}
 	if string(order) != "\x01\x02" {
@@ -377,4 +393,35 @@ func TestOfflineUntilOpened(t *testing.T) {
 	r.mu.Unlock()
 	reps[0].waitValue(t, true)
 	reps[0].waitState(t, "ok")
+}
+
+// A unit that did not answer in time is left alone for the quiet time:
+// its blocks and jobs wait, the other units' do not, and the line sleeps
+// until the quiet time ends.
+func TestQuietTime(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := New(Config{Quiet: 300 * time.Millisecond}, nil, nil)
+	hr := modbus.HoldingRegisters
+	a := l.Device(device.Descriptor{ID: "a"}, Point{Unit: 1, Table: hr, Type: modbus.Uint16, Interval: time.Second})
+	l.Device(device.Descriptor{ID: "b"}, Point{Unit: 2, Table: hr, Type: modbus.Uint16, Interval: time.Second})
+	l.blocks = plan(l.devs, now)
+	l.noteUnit(1, fmt.Errorf("read: %w", modbus.ErrTimeout), now)
+	l.jobs = []*job{{ctx: context.Background(), dev: a, write: true, safe: true, done: make(chan result, 1)}}
+	j, blk, _ := l.next(now)
+	if j != nil || blk == nil || blk.unit != 2 {
+		t.Fatalf("next = job %v, block %+v; want unit 2's block", j, blk)
+	}
+	blk.next = now.Add(time.Second)
+	j, blk, wait := l.next(now)
+	if j != nil || blk != nil || wait != 300*time.Millisecond {
+		t.Fatalf("next = job %v, block %v, wait %v; want to wait the quiet time", j, blk, wait)
+	}
+	j, blk, _ = l.next(now.Add(300 * time.Millisecond))
+	if j == nil || j.dev != a || blk != nil {
+		t.Fatalf("after the quiet time: job %v, block %v; want unit 1's write", j, blk)
+	}
+	j, blk, _ = l.next(now.Add(300 * time.Millisecond))
+	if j != nil || blk == nil || blk.unit != 1 {
+		t.Fatalf("then: job %v, block %+v; want unit 1's block", j, blk)
+	}
 }

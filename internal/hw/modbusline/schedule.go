@@ -20,6 +20,7 @@ type block struct {
 	interval time.Duration
 	devs     []*Device
 	next     time.Time // when it is due
+	tries    int       // attempts that failed and are to be made again
 }
 
 // plan groups the devices into blocks: by unit, table and interval,
@@ -61,7 +62,9 @@ func maxRead(t modbus.Table) int {
 }
 
 // next returns what the line does now: a job, else the block due
-// soonest, else how long until one is due (0: none ever is).
+// soonest, else how long until one is due or a unit's quiet time ends
+// (0: nothing ever is). Units in their quiet time (Config.Quiet) are
+// passed over.
 func (l *Line) next(now time.Time) (*job, *block, time.Duration) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -72,32 +75,44 @@ func (l *Line) next(now time.Time) (*job, *block, time.Duration) {
 		}
 		return false
 	})
-	if len(l.jobs) > 0 {
-		i := l.firstJob()
+	var wake time.Time // the soonest a job or block waits for
+	later := func(t time.Time) {
+		if wake.IsZero() || t.Before(wake) {
+			wake = t
+		}
+	}
+	if i := l.firstJob(now, later); i >= 0 {
 		j := l.jobs[i]
 		l.jobs = slices.Delete(l.jobs, i, i+1)
 		return j, nil, 0
 	}
 	var soonest *block
 	for _, b := range l.blocks {
-		if soonest == nil || b.next.Before(soonest.next) {
+		at := b.next
+		if q := l.quiet[b.unit]; q.After(at) {
+			at = q
+		}
+		if !at.After(now) && (soonest == nil || b.next.Before(soonest.next)) {
 			soonest = b
+		} else if at.After(now) {
+			later(at)
 		}
 	}
 	switch {
-	case soonest == nil:
-		return nil, nil, 0
-	case !soonest.next.After(now):
+	case soonest != nil:
 		return nil, soonest, 0
+	case wake.IsZero():
+		return nil, nil, 0
 	}
-	return nil, nil, soonest.next.Sub(now)
+	return nil, nil, wake.Sub(now)
 }
 
-// firstJob picks the job to run: a write of a safe value to a unit that
-// answers, then any safe write, then other writes, then reads, each in
-// the order they came. A stop's writes to the units that answer so are
-// never queued behind a silent unit's timeouts.
-func (l *Line) firstJob() int {
+// firstJob picks the job to run, or -1: a write of a safe value to a unit
+// that answers, then any safe write, then other writes, then reads, each
+// in the order they came; a job to a unit in its quiet time waits, and
+// later is told when that ends. A stop's writes to the units that answer
+// so are never queued behind a silent unit's timeouts.
+func (l *Line) firstJob(now time.Time, later func(time.Time)) int {
 	rank := func(j *job) int {
 		switch {
 		case j.safe && !l.failing[j.dev.p.Unit]:
@@ -109,58 +124,53 @@ func (l *Line) firstJob() int {
 		}
 		return 3
 	}
-	best := 0
+	best := -1
 	for i, j := range l.jobs {
-		if rank(j) < rank(l.jobs[best]) {
+		if q := l.quiet[j.dev.p.Unit]; q.After(now) {
+			later(q)
+			continue
+		}
+		if best < 0 || rank(j) < rank(l.jobs[best]) {
 			best = i
 		}
 	}
 	return best
 }
 
-// writeWaiting reports whether a write is queued: a poll's retries give
-// way to it.
-func (l *Line) writeWaiting() bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return slices.ContainsFunc(l.jobs, func(j *job) bool { return j.write })
-}
-
-// poll reads a block, with retries, and gives each device its value or
-// the fault. A block that a unit refuses with exception 2 (an address it
-// does not have) is split into its devices' own polls, so that one
-// wrong address faults only its own device. It returns the error of a
-// failed link.
+// poll reads a block once. A failure worth another attempt (no answer, a
+// garbled one) leaves the block due, so that the attempt comes after the
+// writes waiting and the unit's quiet time; the last attempt's failure,
+// or an exception, is the devices' fault. A block that a unit refuses
+// with exception 2 (an address it does not have) is split into its
+// devices' own polls, so that one wrong address faults only its own
+// device. It returns the error of a failed link.
 func (l *Line) poll(ctx context.Context, c *modbus.Client, b *block) error {
 	var bits []bool
 	var regs []uint16
-	var err error
-	for i := 0; i <= l.cfg.Retries; i++ {
-		if i > 0 && l.writeWaiting() {
-			return nil // the block is still due: it runs after the writes
+	err := l.attempt(ctx, ctx, func(actx context.Context) (err error) {
+		if b.table.Bits() {
+			bits, err = c.ReadBits(actx, b.unit, b.table, b.first, b.count)
+		} else {
+			regs, err = c.ReadRegisters(actx, b.unit, b.table, b.first, b.count)
 		}
-		err = l.attempt(ctx, ctx, func(actx context.Context) (err error) {
-			if b.table.Bits() {
-				bits, err = c.ReadBits(actx, b.unit, b.table, b.first, b.count)
-			} else {
-				regs, err = c.ReadRegisters(actx, b.unit, b.table, b.first, b.count)
-			}
-			return err
-		})
-		if err == nil || !retryable(err) {
-			break
-		}
-	}
+		return err
+	})
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	now := l.clk.Now()
-	b.next = now.Add(b.interval)
-	l.noteUnit(b.unit, err)
+	l.noteUnit(b.unit, err, now)
+	if modbus.IsLinkError(err) {
+		b.tries = 0
+		return err
+	}
+	if retryable(err) && b.tries < l.cfg.Retries {
+		b.tries++
+		return nil // still due
+	}
+	b.tries, b.next = 0, now.Add(b.interval)
 	var exc *modbus.Exception
 	switch {
-	case modbus.IsLinkError(err):
-		return err
 	case err == nil:
 		for _, d := range b.devs {
 			d.polled(b, bits, regs, now)
