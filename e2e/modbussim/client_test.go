@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"go.bug.st/serial"
+
+	"github.com/openhal/gateway/internal/hw/modbus"
 )
 
 // A minimal Modbus master for the package's own tests: PDUs, MBAP and RTU
@@ -206,24 +208,9 @@ func openRTU(t testing.TB, path string) *rtuMaster {
 	return &rtuMaster{port: p}
 }
 
-func crc16(p []byte) uint16 {
-	crc := uint16(0xFFFF)
-	for _, b := range p {
-		crc ^= uint16(b)
-		for range 8 {
-			if crc&1 != 0 {
-				crc = crc>>1 ^ 0xA001
-			} else {
-				crc >>= 1
-			}
-		}
-	}
-	return crc
-}
-
 func rtuFrame(unit byte, pdu []byte) []byte {
 	f := append([]byte{unit}, pdu...)
-	c := crc16(f)
+	c := modbus.CRC(f)
 	return append(f, byte(c), byte(c>>8))
 }
 
@@ -258,7 +245,7 @@ func (m *rtuMaster) recv(t testing.TB, wait time.Duration) (byte, []byte, error)
 		if n := frameLen(m.buf); n > 0 && len(m.buf) >= n {
 			f := m.buf[:n]
 			m.buf = m.buf[n:]
-			if c := crc16(f[:n-2]); f[n-2] != byte(c) || f[n-1] != byte(c>>8) {
+			if c := modbus.CRC(f[:n-2]); f[n-2] != byte(c) || f[n-1] != byte(c>>8) {
 				return 0, nil, fmt.Errorf("bad CRC in % x", f)
 			}
 			return f[0], append([]byte(nil), f[1:n-2]...), nil

@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/openhal/gateway/internal/ptytest"
 )
 
 // pty is a pseudo-terminal whose slave the relay holds open itself.
@@ -23,32 +25,15 @@ type pty struct {
 	path   string // /dev/pts/N
 }
 
-// openPTY is posix_openpt, unlockpt and ptsname by hand (as the project's
-// other pty tests do), then the slave opened and made raw so that nothing
+// openPTY opens a pseudo-terminal (package ptytest), then the slave,
+// made raw so that nothing
 // written before the port is opened is echoed back or translated.
 func openPTY() (*pty, error) {
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	m, path, err := ptytest.Open()
 	if err != nil {
-		return nil, fmt.Errorf("open /dev/ptmx: %w", err)
-	}
-	rc, err := m.SyscallConn()
-	if err != nil {
-		m.Close()
 		return nil, err
 	}
-	var n int
-	var ierr error
-	err = rc.Control(func(fd uintptr) {
-		if ierr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ierr != nil {
-			return
-		}
-		n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
-	})
-	if err = errors.Join(err, ierr); err != nil {
-		m.Close()
-		return nil, fmt.Errorf("unlock pty: %w", err)
-	}
-	p := &pty{master: m, path: fmt.Sprintf("/dev/pts/%d", n)}
+	p := &pty{master: m, path: path}
 	if p.slave, err = os.OpenFile(p.path, os.O_RDWR|syscall.O_NOCTTY, 0); err != nil {
 		m.Close()
 		return nil, fmt.Errorf("open pty slave: %w", err)

@@ -3,48 +3,22 @@ package modbus_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"go.bug.st/serial"
-	"golang.org/x/sys/unix"
 
 	"github.com/openhal/gateway/internal/hw/modbus"
 	"github.com/openhal/gateway/internal/hw/modbus/modbustest"
+	"github.com/openhal/gateway/internal/ptytest"
 )
 
-// openPTY returns a pseudo-terminal's master and its slave's path
-// (posix_openpt, unlockpt, ptsname by hand, as internal/hw/serialline's
-// tests do). The code under test opens the slave like a serial port.
-func openPTY(t *testing.T) (*os.File, string) {
-	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	rc, err := m.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	var ierr error
-	err = rc.Control(func(fd uintptr) {
-		if ierr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ierr != nil {
-			return
-		}
-		n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
-	})
-	if err = errors.Join(err, ierr); err != nil {
-		t.Fatalf("unlock pty: %v", err)
-	}
-	return m, fmt.Sprintf("/dev/pts/%d", n)
-}
+// openPTY returns a pseudo-terminal's master and its slave's path; the
+// code under test opens the slave like a serial port.
+func openPTY(t *testing.T) (*os.File, string) { return ptytest.OpenT(t) }
 
 // TestRTUOnPTY runs the RTU transport, opened with go.bug.st/serial, on
 // a real pseudo-terminal with the slave on its master side: reads,

@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 
 	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/clock/clocktest"
+	"github.com/openhal/gateway/internal/ptytest"
 )
 
 // pty is a pseudo-terminal pair: the test plays the instrument on the
@@ -27,30 +26,11 @@ type pty struct {
 	lines  *bufio.Reader
 }
 
-// openPTY is posix_openpt, unlockpt and ptsname, by hand.
+// openPTY opens a pseudo-terminal pair (package ptytest).
 func openPTY(t *testing.T) *pty {
 	t.Helper()
-	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	rc, err := m.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var n int
-	var ierr error
-	err = rc.Control(func(fd uintptr) {
-		if ierr = unix.IoctlSetPointerInt(int(fd), unix.TIOCSPTLCK, 0); ierr != nil {
-			return
-		}
-		n, ierr = unix.IoctlGetInt(int(fd), unix.TIOCGPTN)
-	})
-	if err = errors.Join(err, ierr); err != nil {
-		t.Fatalf("unlock pty: %v", err)
-	}
-	return &pty{master: m, slave: fmt.Sprintf("/dev/pts/%d", n), lines: bufio.NewReader(m)}
+	m, slave := ptytest.OpenT(t)
+	return &pty{master: m, slave: slave, lines: bufio.NewReader(m)}
 }
 
 // termios returns the terminal settings of the pair, which the master
