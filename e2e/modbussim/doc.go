@@ -47,7 +47,11 @@
 // reads fail, as a pulled USB adapter's do) and removes the link, Plug
 // opens a new pty and points the link at it atomically. The relay holds
 // each slave open itself, so a master never reads EIO while the gateway
-// closes and reopens its port.
+// closes and reopens its port. One consequence: go.bug.st/serial marks
+// the port exclusive (TIOCEXCL) and clears that on Close; a gateway killed
+// with its port open leaves the mark, since the relay's descriptor keeps
+// the terminal, and only root (as CI and these machines run) may then open
+// it again. Unplug and Plug give a fresh terminal.
 //
 // Pace(baud, charBits) delivers each byte once its last bit would have
 // arrived on a line at that rate (a byte is due charBits/baud after the

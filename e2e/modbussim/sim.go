@@ -46,8 +46,8 @@ const (
 // any other answers exception 2 (illegal data address).
 type Unit map[Table]map[uint16][]uint16
 
-// Units are the slaves on the simulated line or server, by unit id. A unit
-// id not given never answers.
+// Units are the slaves on the simulated line or server, by unit id
+// (1..247; 0 is the broadcast address). A unit id not given never answers.
 type Units map[byte]Unit
 
 // MarshalJSON writes the simulator's form, {"units": {"1": {...}}}.

@@ -180,8 +180,8 @@ def build_units(spec):
     units = {}
     for uid, tables in spec.get("units", {}).items():
         unit = int(uid)
-        if not 0 <= unit <= 247:
-            raise ValueError(f"unit {uid} out of range 0..247")
+        if not 1 <= unit <= 247:  # 0 is the broadcast address
+            raise ValueError(f"unit {uid} out of range 1..247")
         blocks = {}
         for table, starts in tables.items():
             if table not in TABLES:

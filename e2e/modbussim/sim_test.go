@@ -171,7 +171,7 @@ func TestSilentAnswer(t *testing.T) {
 
 // TestDelay: a delayed unit answers no sooner than its delay, and another
 // unit asked after it answers first; a unit silenced while its answer
-// waits does not answer.
+// waits does not answer; a delay is undone by Delay 0.
 func TestDelay(t *testing.T) {
 	const delay = 300 * time.Millisecond
 	eachTransport(t, func(t *testing.T, sim *Sim, m master) {
@@ -195,11 +195,15 @@ func TestDelay(t *testing.T) {
 			t.Errorf("unit silenced while its answer waited: unit %d % x, %v; want silence", u, resp, err)
 		}
 		sim.Answer(1)
+		sim.Delay(2, delay)
 		sim.Delay(1, 0)
-		start = time.Now()
-		read(t, m, 1, Holding, 100, 1)
-		if took := time.Since(start); took >= delay {
-			t.Errorf("undelayed unit answered after %v", took)
+		m.send(t, 2, readReq(3, 0, 1))
+		m.send(t, 1, readReq(3, 100, 1))
+		for i, want := range []byte{1, 2} {
+			u, resp, err := m.recv(t, expectWait)
+			if err != nil || u != want {
+				t.Fatalf("delay moved to unit 2, answer %d: unit %d % x, %v; want unit %d", i+1, u, resp, err, want)
+			}
 		}
 	})
 }
@@ -255,7 +259,8 @@ func TestStartErrors(t *testing.T) {
 		want  string
 	}{
 		{"missing port", []string{"rtu", "/nonexistent/tty", "19200"}, bench(), "could not open port /nonexistent/tty"},
-		{"unit out of range", []string{"tcp"}, Units{248: {}}, "unit 248 out of range 0..247"},
+		{"unit out of range", []string{"tcp"}, Units{248: {}}, "unit 248 out of range 1..247"},
+		{"broadcast unit", []string{"tcp"}, Units{0: {}}, "unit 0 out of range 1..247"},
 		{"table", []string{"tcp"}, Units{1: {"register": {0: {1}}}}, "unit 1: table 'register' is not coil"},
 		{"bit value", []string{"tcp"}, Units{1: {Coil: {0: {2}}}}, "value 2 out of range 0..1 for coil"},
 		{"block past the end", []string{"tcp"}, Units{1: {Holding: {65535: {1, 2}}}}, "address 65535+2 out of range"},
