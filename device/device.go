@@ -139,7 +139,8 @@ type ModbusRegister struct {
 	// (the "40001" of a manual's holding register 1 is address 0).
 	Address int `json:"address"`
 	// Type is bool, int16, uint16, int32, uint32, float32, int64,
-	// uint64 or float64; Words is how many registers it spans.
+	// uint64 or float64; Words is how many registers it spans (1 for a
+	// coil or discrete input: one bit).
 	Type  string `json:"type"`
 	Words int    `json:"words,omitempty"`
 	// Swap is the order of the value's bytes across its registers when

@@ -209,10 +209,7 @@ func (dc DeviceConfig) modbusDescriptor(d device.Descriptor) device.Descriptor {
 	} else if p.Table == modbus.Coils {
 		d.Safe = false
 	}
-	reg := &device.ModbusRegister{Table: p.Table.String(), Address: int(p.Address), Type: p.Type.String()}
-	if w := p.Type.Words(); w > 1 {
-		reg.Words = w
-	}
+	reg := &device.ModbusRegister{Table: p.Table.String(), Address: int(p.Address), Type: p.Type.String(), Words: p.Words()}
 	if p.Swap != modbus.SwapNone {
 		reg.Swap = p.Swap.String()
 	}

@@ -106,19 +106,19 @@ func TestModbusDescriptors(t *testing.T) {
 			device.ModbusRegister{Table: "input", Address: 0, Type: "float32", Words: 2, Swap: "word"}},
 		{"vfd.speed", device.AccessReadWrite, device.RiskHigh, 0.0, port, "2",
 			device.Schema{Type: device.TypeNumber, Unit: "Hz", Minimum: f(0), Maximum: f(50)},
-			device.ModbusRegister{Table: "holding", Address: 8193, Type: "uint16", Scale: 0.01}},
+			device.ModbusRegister{Table: "holding", Address: 8193, Type: "uint16", Words: 1, Scale: 0.01}},
 		{"vfd.run", device.AccessReadWrite, device.RiskHigh, false, port, "2",
 			device.Schema{Type: device.TypeBoolean},
-			device.ModbusRegister{Table: "coil", Address: 0, Type: "bool"}},
+			device.ModbusRegister{Table: "coil", Address: 0, Type: "bool", Words: 1}},
 		{"vfd.status", device.AccessRead, device.RiskLow, nil, port, "2",
 			device.Schema{Type: device.TypeString, Enum: []any{"stopped", "running", "fault"}},
-			device.ModbusRegister{Table: "input", Address: 3, Type: "uint16"}},
+			device.ModbusRegister{Table: "input", Address: 3, Type: "uint16", Words: 1}},
 		{"plc.count", device.AccessReadWrite, device.RiskHigh, nil, "tcp://192.168.1.50:502", "255",
 			device.Schema{Type: device.TypeInteger, Minimum: f(-2147483648), Maximum: f(2147483647)},
 			device.ModbusRegister{Table: "holding", Address: 10, Type: "int32", Words: 2}},
 		{"plc.alarm", device.AccessRead, device.RiskLow, nil, "tcp://192.168.1.50:502", "0",
 			device.Schema{Type: device.TypeBoolean},
-			device.ModbusRegister{Table: "discrete", Address: 7, Type: "bool"}},
+			device.ModbusRegister{Table: "discrete", Address: 7, Type: "bool", Words: 1}},
 	} {
 		d, ok := byID[tt.id]
 		if !ok {

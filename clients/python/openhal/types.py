@@ -15,7 +15,7 @@ class ModbusRegister:
     "holding"; ``address`` the first coil or register, 0-based as on the
     wire; ``type`` "bool", "int16", "uint16", "int32", "uint32",
     "float32", "int64", "uint64" or "float64", spanning ``words``
-    registers (0 for a coil or a discrete input); ``swap`` the byte order
+    registers (1 for a coil or a discrete input, one bit); ``swap`` the byte order
     across them when not big-endian ("byte", "word" or "word_byte"); the
     value is raw × ``scale`` + ``offset``. The unit id is the
     descriptor's ``address``, the line its ``bus``."""
@@ -23,7 +23,7 @@ class ModbusRegister:
     table: str
     address: int
     type: str
-    words: int = 0
+    words: int = 1
     swap: str = ""
     scale: float = 1.0
     offset: float = 0.0
@@ -31,7 +31,7 @@ class ModbusRegister:
     @classmethod
     def from_json(cls, d: Dict[str, Any]) -> "ModbusRegister":
         return cls(table=d.get("table", ""), address=d.get("address", 0), type=d.get("type", ""),
-                   words=d.get("words") or 0, swap=d.get("swap", ""), scale=d.get("scale") or 1.0,
+                   words=d.get("words") or 1, swap=d.get("swap", ""), scale=d.get("scale") or 1.0,
                    offset=d.get("offset") or 0.0)
 
 

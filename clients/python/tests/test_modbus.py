@@ -25,7 +25,7 @@ VOLTAGE = {"id": "meter.voltage", "kind": "x.modbus", "source": "board", "access
 
 @pytest.mark.parametrize("raw, want", [
     (SPEED, openhal.ModbusRegister(table="holding", address=8193, type="uint16", words=1, swap="", scale=0.01, offset=0.0)),
-    (RUN, openhal.ModbusRegister(table="coil", address=0, type="bool", words=0, swap="", scale=1.0, offset=0.0)),
+    (RUN, openhal.ModbusRegister(table="coil", address=0, type="bool", words=1, swap="", scale=1.0, offset=0.0)),
     (VOLTAGE, openhal.ModbusRegister(table="input", address=0, type="float32", words=2, swap="word", scale=1.0,
                                      offset=-1.5)),
 ])
