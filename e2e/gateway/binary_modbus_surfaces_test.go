@@ -229,7 +229,7 @@ try:
     v = c.read("pump.speed")
     m = d.modbus
     print(json.dumps({"value": v.value, "unit": d.schema.get("unit"), "bus": d.bus, "address": d.address,
-        "modbus": [m.table, m.address, m.type, m.swap, m.scale, m.offset]}))
+        "modbus": [m.table, m.address, m.type, m.words, m.swap, m.scale, m.offset]}))
 finally:
     c.close()
 `
@@ -237,9 +237,6 @@ finally:
 // modbusPython: the Python client (clients/python, under Debian's
 // python3) reads a holding register's value, and its descriptor gives
 // the unit and the register (a ModbusRegister) on its line and unit id.
-// Not words: the gateway leaves it out for a one-register value, which
-// the client reads as 0, while docs/protocol.md shows "words":1 (an open
-// question of issue 31, for the lead).
 func modbusPython(t *testing.T, g *gateway, bus string) {
 	if _, err := os.Stat("/usr/bin/python3"); err != nil {
 		if os.Getenv("CI") != "" {
@@ -269,7 +266,7 @@ func modbusPython(t *testing.T, g *gateway, bus string) {
 		t.Fatalf("the Python client printed %q, stderr %q: %v", out, stderr.String(), err)
 	}
 	want := map[string]any{"value": 10.0, "unit": "Hz", "bus": bus, "address": "1",
-		"modbus": []any{"holding", 1.0, "uint16", "", 0.01, 0.0}}
+		"modbus": []any{"holding", 1.0, "uint16", 1.0, "", 0.01, 0.0}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("the Python client read %v, want %v", got, want)
 	}
