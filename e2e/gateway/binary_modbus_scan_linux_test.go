@@ -252,12 +252,13 @@ func TestBinaryModbusScanRefuses(t *testing.T) {
 		"modbus scan: open /dev/serial/by-id/usb-none-if00-port0: no such file or directory")
 	wantOneLineError(t, gw(t, "modbus", "scan", "--tcp", "127.0.0.1:1"), "connection refused")
 
-	// The gateway's line holds the port (TIOCEXCL): a scan by another
-	// user than root is refused, and the gateway's unit is not disturbed.
-	// Root's is not refused: the kernel lets CAP_SYS_ADMIN past TIOCEXCL
-	// (docs/cli.md says so), so under root the scan runs as uid 65534,
-	// from a copy of the binary it may run, on the terminal itself (the
-	// link is in the test's private directory).
+	// The gateway's line holds the port (TIOCEXCL, and the gateway's
+	// lock of it): a scan by another user is refused by the exclusive
+	// mode, one by the same user or root (whom the kernel lets past
+	// TIOCEXCL) by the lock, and the gateway's unit is not disturbed.
+	// Under root the other user is uid 65534, running a copy of the
+	// binary it may run, on the terminal itself (the link is in the
+	// test's private directory).
 	sim, relay := modbussim.StartRTUBus(t, 19200, scanUnits)
 	dir := t.TempDir()
 	config := writeConfig(t, fmt.Sprintf(`board: generic
@@ -278,7 +279,10 @@ devices:
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantOneLineError(t, scanNotAsRoot(t, pts, "--port", pts, "--baud", "19200", "--units", "1-2"), "open "+pts+": Serial port busy")
+	busy := "open " + pts + ": busy: another program has the port (a running gateway holds its ports: stop it first)"
+	wantOneLineError(t, scanNotAsRoot(t, pts, "--port", pts, "--baud", "19200", "--units", "1-2"), busy)
+	wantOneLineError(t, gw(t, "modbus", "scan", "--port", relay.Gateway, "--baud", "19200", "--units", "1-2"),
+		"open "+relay.Gateway+": busy: another program has the port (a running gateway holds its ports: stop it first)")
 	sim.Set(1, modbussim.Holding, 0, 2306)
 	out := gwOK(t, "read", "meter.reg", "--hub", g.tcp, "--state-dir", dir)
 	if out != "2306\n" {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"go.bug.st/serial"
@@ -111,10 +112,18 @@ func (c PortConfig) mode() *serial.Mode {
 	}
 }
 
+// ErrBusy is matched by the error of Open for a port that another
+// program has: another gateway process (which holds the gateway's lock
+// of the port), or another user's program in exclusive mode.
+var ErrBusy = errors.New("busy: another program has the port (a running gateway holds its ports: stop it first)")
+
 // Open opens the serial port cfg names, in raw mode with cfg's framing,
 // no flow control, and reads that block until a byte comes or the port is
 // closed. Closing the port ends a read in progress. The port is opened for
-// exclusive use (TIOCEXCL), so a second program cannot steal its lines.
+// exclusive use (TIOCEXCL), so a second program cannot steal its lines,
+// and under the gateway's lock of the port, which keeps out the
+// gateway's other processes even as root (ErrBusy). The returned port is
+// a go.bug.st/serial Port.
 //
 // A port that does not exist fails with an error that matches
 // fs.ErrNotExist. Opening does not wait for anything, so ctx only stops an
@@ -126,9 +135,34 @@ func Open(ctx context.Context, cfg PortConfig) (io.ReadWriteCloser, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("open %s: %w", cfg.Path, err)
 	}
-	p, err := serial.Open(cfg.Path, cfg.mode())
+	lock, err := lockPort(cfg.Path)
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", cfg.Path, err)
 	}
-	return p, nil
+	p, err := serial.Open(cfg.Path, cfg.mode())
+	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
+		var pe *serial.PortError
+		if errors.As(err, &pe) && pe.Code() == serial.PortBusy {
+			err = ErrBusy
+		}
+		return nil, fmt.Errorf("open %s: %w", cfg.Path, err)
+	}
+	return &lockedPort{Port: p, lock: lock}, nil
+}
+
+// lockedPort is a port and the gateway's lock of it, released with it.
+type lockedPort struct {
+	serial.Port
+	lock *os.File
+}
+
+func (p *lockedPort) Close() error {
+	err := p.Port.Close()
+	if p.lock != nil {
+		p.lock.Close()
+	}
+	return err
 }

@@ -221,3 +221,27 @@ func TestPortUnplugReplug(t *testing.T) {
 	wantState(t, r.rec, device.StateOK, "")
 	r.talk(t, second, "22.125")
 }
+
+// A port the gateway has open is refused to a second opener, even in the
+// same process and as root (the gateway's lock of the port, which the
+// kernel's exclusive mode does not give root), and opens again once it
+// is closed.
+func TestOpenBusy(t *testing.T) {
+	p := openPTY(t)
+	cfg := PortConfig{Path: p.slave, Baud: 9600}.WithDefaults()
+	first, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(context.Background(), cfg); !errors.Is(err, ErrBusy) || !strings.Contains(err.Error(), "open "+p.slave+": busy") {
+		t.Fatalf("second open: %v, want ErrBusy", err)
+	}
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("open after close: %v", err)
+	}
+	again.Close()
+}
