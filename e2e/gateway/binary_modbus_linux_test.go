@@ -298,15 +298,20 @@ func TestBinaryModbusFaults(t *testing.T) {
 			t.Parallel()
 			units := modbussim.Units{
 				1: {modbussim.Input: {10: {100}, 20: {0}}}, // no input 11
-				2: {modbussim.Input: {0: {7}}, modbussim.Coil: {0: {1}}},
+				2: {modbussim.Input: {0: {7, 8}}},
 			}
-			sim, _, line := tr.start(t, units, "bus", "timeout: 200ms", "retries: 1")
+			// The timeout is far beyond the simulator's answer, even on a
+			// loaded machine: on a serial line an answer later than the
+			// timeout comes during the next request's wait, and unit 1's
+			// exception to u1.gap's poll is the same frame as an exception
+			// to u1.count's would be.
+			sim, _, line := tr.start(t, units, "bus", "timeout: 1s", "retries: 0")
 			entries := []string{
 				mbEntry("u1.a", "bus", 1, modbussim.Input, 10, "interval: 100ms"),
 				mbEntry("u1.gap", "bus", 1, modbussim.Input, 11, "interval: 100ms"),
 				mbEntry("u1.count", "bus", 1, modbussim.Input, 20, "interval: 100ms"),
 				mbEntry("u2.a", "bus", 2, modbussim.Input, 0, "interval: 100ms"),
-				mbEntry("u2.run", "bus", 2, modbussim.Coil, 0, "interval: 100ms", "safe: false"),
+				mbEntry("u2.b", "bus", 2, modbussim.Input, 1, "interval: 100ms"),
 			}
 			g := startModbusGateway(t, mbConfig(line, entries), len(entries))
 
@@ -316,7 +321,7 @@ func TestBinaryModbusFaults(t *testing.T) {
 			from := g.w.out.len()
 			sim.Set(1, modbussim.Input, 10, 101)
 			g.valueIs(t, from, "u1.a", "101")
-			g.wantOK(t, "u1.a", "u1.count", "u2.a", "u2.run")
+			g.wantOK(t, "u1.a", "u1.count", "u2.a", "u2.b")
 			polls := reads(sim.Requests())
 			if i := slices.Index(polls, modbussim.Request{Unit: 1, Function: 4, Address: 10, Count: 2}); i < 0 {
 				t.Errorf("no poll of the block input 10+2 of unit 1: %v", polls)
@@ -327,11 +332,11 @@ func TestBinaryModbusFaults(t *testing.T) {
 			// Unit 2 falls silent: its devices fault, unit 1's go on.
 			from = g.w.out.len()
 			sim.Silent(2)
-			for _, id := range []string{"u2.a", "u2.run"} {
+			for _, id := range []string{"u2.a", "u2.b"} {
 				g.state(t, from, id, "fault", `of unit 2: .*no answer`)
 			}
 			at := g.w.out.len()
-			for k := 1; k <= 3; k++ {
+			for k := 1; k <= 2; k++ {
 				sim.Set(1, modbussim.Input, 20, uint16(k))
 				g.valueIs(t, at, "u1.count", fmt.Sprint(k))
 			}
@@ -343,8 +348,8 @@ func TestBinaryModbusFaults(t *testing.T) {
 			from = g.w.out.len()
 			sim.Answer(2)
 			g.state(t, from, "u2.a", "ok", "")
-			g.state(t, from, "u2.run", "ok", "")
-			g.wantOK(t, "u1.a", "u1.count", "u2.a", "u2.run")
+			g.state(t, from, "u2.b", "ok", "")
+			g.wantOK(t, "u1.a", "u1.count", "u2.a", "u2.b")
 			g.stop(t)
 		})
 	}
@@ -384,7 +389,7 @@ func TestBinaryModbusNoise(t *testing.T) {
 		mbEntry("n.temp", "bus", 1, modbussim.Input, 1, "type: float32", "interval: 20ms"),
 		mbEntry("n.run", "bus", 1, modbussim.Coil, 0, "interval: 20ms", "safe: false"),
 	}
-	g := startModbusGateway(t, mbConfig(rtuLine("bus", relay.Gateway, "timeout: 200ms", "retries: 2"), entries), len(entries))
+	g := startModbusGateway(t, mbConfig(rtuLine("bus", relay.Gateway, "timeout: 500ms", "retries: 2"), entries), len(entries))
 	g.valueIs(t, 0, "n.count", "0")
 	g.valueIs(t, 0, "n.temp", "20")
 	relay.Pace(19200, 10)
@@ -466,7 +471,7 @@ func TestBinaryModbusUnplug(t *testing.T) {
 		mbEntry("p.count", "bus", 1, modbussim.Input, 0, "interval: 100ms"),
 		mbEntry("p.run", "bus", 1, modbussim.Coil, 0, "interval: 100ms", "safe: false"),
 	}
-	g := startModbusGateway(t, mbConfig(rtuLine("bus", relay.Gateway, "timeout: 200ms"), entries), len(entries))
+	g := startModbusGateway(t, mbConfig(rtuLine("bus", relay.Gateway, "timeout: 500ms"), entries), len(entries))
 	g.valueIs(t, 0, "p.count", "5")
 	g.valueIs(t, 0, "p.run", "false")
 
@@ -655,4 +660,43 @@ devices:
 			t.Errorf("line %d: %q\nwant it to start %q", i+1, lines[i], "gateway: "+config+": "+w)
 		}
 	}
+}
+
+// TestBinaryModbusLateAnswer (issue 31, point 3): a unit that answers
+// later than the line's timeout is a device fault ("no answer"), and its
+// late answer is never taken for the answer to the next request. On RTU
+// an answer carries no request id: unit 1's late answer to u1.a's poll
+// (input 10, holding 100) comes while the gateway waits for u1.count's
+// (input 20), and is the same frame as an answer to it would be.
+//
+// BUG (issue 31, modbusline/RTU): the gateway publishes u1.count = 100,
+// u1.a's value, and then keeps swapping the two devices' answers. It
+// should, after a request that timed out on a serial line, let the late
+// answer come and go (drop what arrives until the line has been silent,
+// for as long as the timeout, before the next request), so that the two
+// devices are in fault and neither shows the other's value. Remove the
+// Skip once fixed.
+func TestBinaryModbusLateAnswer(t *testing.T) {
+	t.Skip("BUG (issue 31): a late RTU answer is taken for the next request's; see the comment")
+	t.Parallel()
+	units := modbussim.Units{1: {modbussim.Input: {10: {100}, 20: {0}}}}
+	sim, relay := modbussim.StartRTUBus(t, 19200, units)
+	entries := []string{
+		mbEntry("u1.a", "bus", 1, modbussim.Input, 10, "interval: 100ms"),
+		mbEntry("u1.count", "bus", 1, modbussim.Input, 20, "interval: 100ms"),
+	}
+	g := startModbusGateway(t, mbConfig(rtuLine("bus", relay.Gateway, "timeout: 200ms", "retries: 0"), entries), len(entries))
+	g.valueIs(t, 0, "u1.a", "100")
+	g.valueIs(t, 0, "u1.count", "0")
+	from := g.w.out.len()
+	sim.Delay(1, 300*time.Millisecond)
+	_, m := g.w.out.waitFor(t, from, watchTS+`u1\.count(: state \w+| = \S+)( |$)`, waitLong)
+	if m[1] != ": state fault" {
+		t.Errorf("unit 1 answering 100 ms after the timeout: u1.count%s, want a fault (no answer)", m[1])
+	}
+	g.state(t, from, "u1.a", "fault", "no answer")
+	if vals := g.values("u1.count"); slices.Contains(vals, "100") {
+		t.Errorf("u1.count published %v: 100 is u1.a's", vals)
+	}
+	g.stop(t)
 }
