@@ -170,9 +170,16 @@ func TestBinaryModbusValues(t *testing.T) {
 				t.Logf("%d polls of %d blocks for %d devices", len(polls), len(valuesBlocks), len(devs))
 			})
 			t.Run("read", func(t *testing.T) {
+				fc := map[modbussim.Table]byte{modbussim.Coil: 1, modbussim.Discrete: 2, modbussim.Holding: 3, modbussim.Input: 4}
 				for _, d := range devs {
+					sim.Requests()
 					if got := strings.TrimSpace(gwOK(t, g.admin("read", id(d.name))...)); got != d.want {
 						t.Errorf("gateway read %s = %s, want %s", id(d.name), got, d.want)
+					}
+					// A fresh read of the device alone: its own request.
+					own := modbussim.Request{Unit: 1, Function: fc[d.table], Address: d.addr, Count: uint16(len(d.regs))}
+					if heard := sim.Requests(); !slices.Contains(heard, own) {
+						t.Errorf("gateway read %s: the unit heard %v, not %v", id(d.name), heard, own)
 					}
 				}
 			})
@@ -511,7 +518,7 @@ func TestBinaryModbusUnplug(t *testing.T) {
 func TestBinaryModbusStopHangs(t *testing.T) {
 	t.Parallel()
 	const (
-		timeout  = 250 * time.Millisecond
+		timeout  = 300 * time.Millisecond
 		attempts = 6 // retries: 5
 	)
 	units := modbussim.Units{
@@ -567,17 +574,23 @@ func TestBinaryModbusStopHangs(t *testing.T) {
 	if run, speed := sim.Get(2, modbussim.Coil, 0, 1), sim.Get(2, modbussim.Holding, 0, 1); run[0] != 0 || speed[0] != 0 {
 		t.Errorf("after the stop unit 2 holds run %d, speed %d; want both 0", run[0], speed[0])
 	}
-	// On the line: unit 2's two safe writes first, then one attempt at
-	// each of unit 1's.
-	var order []modbussim.Request
-	for _, w := range writes(sim.Requests()) {
-		order = append(order, modbussim.Request{Unit: w.Unit, Function: w.Function})
-	}
-	if len(order) != 4 || !slices.ContainsFunc(order[:2], func(r modbussim.Request) bool { return r == modbussim.Request{Unit: 2, Function: 5} }) ||
-		!slices.ContainsFunc(order[:2], func(r modbussim.Request) bool { return r == modbussim.Request{Unit: 2, Function: 6} }) ||
-		!slices.ContainsFunc(order[2:], func(r modbussim.Request) bool { return r == modbussim.Request{Unit: 1, Function: 5} }) ||
-		!slices.ContainsFunc(order[2:], func(r modbussim.Request) bool { return r == modbussim.Request{Unit: 1, Function: 6} }) {
-		t.Errorf("the stop's writes on the line (unit, function): %v; want unit 2's coil and register, then one of each of unit 1's", order)
+	// On the line: unit 2's safe writes first (sent again if the unit
+	// was slow to answer on a loaded machine), then one attempt at each
+	// of unit 1's.
+	ws := writes(sim.Requests())
+	first1 := slices.IndexFunc(ws, func(r modbussim.Request) bool { return r.Unit == 1 })
+	if first1 < 0 || slices.ContainsFunc(ws[first1:], func(r modbussim.Request) bool { return r.Unit == 2 }) {
+		t.Errorf("the stop's writes on the line: %v; want unit 2's before unit 1's", ws)
+	} else {
+		unit2, unit1 := ws[:first1], ws[first1:]
+		for _, fc := range []byte{5, 6} {
+			if !slices.ContainsFunc(unit2, func(r modbussim.Request) bool { return r.Function == fc }) {
+				t.Errorf("the stop's writes on the line: %v; no fc%d to unit 2", ws, fc)
+			}
+		}
+		if len(unit1) != 2 || unit1[0].Function == unit1[1].Function {
+			t.Errorf("the stop's writes to silent unit 1: %v; want its coil and its register, each tried once", unit1)
+		}
 	}
 
 	gwOK(t, g.admin("resume")...)
