@@ -18,6 +18,7 @@
 //	sim.Silent(2); sim.Answer(2)                  // unit 2 stops answering, and comes back
 //	sim.Delay(1, 300*time.Millisecond)            // unit 1 answers late; others do not wait
 //	n := sim.Count()                              // responses sent, for rate figures
+//	reqs := sim.Requests()                        // requests heard since the last call
 //	relay.Noise([]byte{0xFF}, []byte{0x01, 0x10}) // bytes between frames, each way
 //	relay.Unplug(); relay.Plug()                  // the adapter pulled out, and back in
 //	relay.Pace(19200, 10)                         // bytes no faster than 19200 baud 8N1

@@ -242,6 +242,40 @@ func (s *Sim) Count() int {
 	return n
 }
 
+// Request is one request the simulator heard: the unit it was for, its
+// function code (1-4 reads, 5 and 6 single writes, 15 and 16 multiple),
+// its first address and how many coils or registers it spans (1 for a
+// single write).
+type Request struct {
+	Unit     byte
+	Function byte
+	Address  uint16
+	Count    uint16
+}
+
+func (r Request) String() string {
+	return fmt.Sprintf("unit %d fc%d %d+%d", r.Unit, r.Function, r.Address, r.Count)
+}
+
+// Requests returns the requests heard since the last call (since the
+// start, the first time), oldest first, and forgets them: how a test sees
+// which reads and writes reached the line. Requests for a silent unit are
+// heard too; a frame garbled on the way or for a unit not configured is
+// not. At most the last 10000 are kept between two calls.
+func (s *Sim) Requests() []Request {
+	s.t.Helper()
+	out := s.must("requests")
+	var reqs []Request
+	for _, f := range strings.Fields(out) {
+		var r Request
+		if _, err := fmt.Sscanf(f, "%d:%d:%d:%d", &r.Unit, &r.Function, &r.Address, &r.Count); err != nil {
+			s.t.Fatalf("modbussim requests: bad request %q in %q: %v", f, out, err)
+		}
+		reqs = append(reqs, r)
+	}
+	return reqs
+}
+
 // stop asks the simulator to quit and kills it if it does not, reading
 // its last lines so that the reader is never stuck.
 func (s *Sim) stop() {

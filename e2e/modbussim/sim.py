@@ -23,6 +23,10 @@ on stdout, "ok ..." or "err ...":
     get U TABLE ADDR N           "ok V1 V2 ..." (coils as 0/1)
     delay U MS                   unit U answers MS milliseconds late (0: at once)
     count                        "ok N": responses sent so far
+    requests                     "ok U:FC:ADDR:N ...": the requests heard since the
+                                 last "requests" (unit, function code, first address,
+                                 how many coils or registers), oldest first, silent
+                                 units' too; at most the last 10000 are kept
     quit                         "ok", then exit; so does the end of stdin
 """
 
@@ -56,6 +60,8 @@ except ImportError as exc:
 # builds it.
 TABLES = {"coil": ("c", "co"), "discrete": ("d", "di"), "input": ("i", "ir"), "holding": ("h", "hr")}
 BITS = ("coil", "discrete")
+# The most requests "requests" keeps between two calls.
+MAX_HEARD = 10000
 
 
 def say(line):
@@ -87,6 +93,7 @@ class Sim:
         self.context = Context(units)
         self.delays = {}  # unit -> seconds
         self.served = 0
+        self.heard = []  # "U:FC:ADDR:N" of each request since the last "requests"
 
     def command(self, line):
         words = line.split()
@@ -155,6 +162,21 @@ class Sim:
     def cmd_count(self):
         return f"ok {self.served}"
 
+    def cmd_requests(self):
+        heard, self.heard = self.heard, []
+        return " ".join(["ok"] + heard)
+
+    def hear(self, request):
+        """Notes a request for a configured unit that passed its CRC."""
+        count = getattr(request, "count", None)
+        if count is None:
+            values = getattr(request, "values", None)
+            count = len(values) if isinstance(values, list) else 1
+        address = getattr(request, "address", 0)
+        self.heard.append(f"{request.unit_id}:{request.function_code}:{address}:{count}")
+        if len(self.heard) > MAX_HEARD:
+            del self.heard[: len(self.heard) - MAX_HEARD]
+
     def cmd_quit(self):
         say("ok")
         os._exit(0)
@@ -202,10 +224,15 @@ def build_units(spec):
 
 
 class Answering:
-    """Mixed into pymodbus's request handlers: a response is held back by
-    its unit's delay (on the event loop, so other units and connections go
-    on meanwhile), dropped if its unit fell silent while it waited, and
-    counted when sent."""
+    """Mixed into pymodbus's request handlers: each request is noted (the
+    "requests" command), a response is held back by its unit's delay (on
+    the event loop, so other units and connections go on meanwhile),
+    dropped if its unit fell silent while it waited, and counted when
+    sent."""
+
+    def execute(self, request, *addr):
+        self.server.sim.hear(request)
+        super().execute(request, *addr)
 
     def send(self, message, *addr, **kwargs):
         sim = self.server.sim

@@ -163,7 +163,7 @@ func (v *validator) modbusDevice(path, id string, dc DeviceConfig, u *usage) {
 
 // modbusLineOf finds the line a device's bus names.
 func (v *validator) modbusLineOf(path string, dc DeviceConfig, u *usage) (ModbusLineConfig, bool) {
-	names := slices.Sorted(maps.Keys(u.modbus.lines))
+	names := slices.Sorted(maps.Keys(u.modbus.declared))
 	switch lc, ok := u.modbus.lines[dc.Bus]; {
 	case ok:
 		return lc, true
