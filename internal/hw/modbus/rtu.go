@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"syscall"
 	"time"
 
 	"go.bug.st/serial"
@@ -266,7 +267,10 @@ func (r *RTU) send(ctx context.Context, unit byte, pdu []byte) error {
 	}
 	err := writeAll(r.p, frame)
 	if err == nil {
-		err = r.p.Drain()
+		// A signal (the Go runtime's preemption) interrupts tcdrain, and
+		// go.bug.st/serial retries its reads and writes, not its Drain.
+		for err = r.p.Drain(); errors.Is(err, syscall.EINTR); err = r.p.Drain() {
+		}
 		if err != nil {
 			err = fmt.Errorf("drain: %w", err)
 		}
