@@ -674,38 +674,3 @@ devices:
 		}
 	}
 }
-
-// TestBinaryModbusLateAnswer (issue 31, point 3): a unit that answers
-// later than the line's timeout is a device fault ("no answer"), and its
-// late answer is never taken for the answer to the next request. On RTU
-// an answer carries no request id: unit 1's late answer to u1.a's poll
-// (input 10, holding 100) comes while the gateway waits for u1.count's
-// (input 20), and is the same frame as an answer to it would be.
-//
-// The gateway leaves a unit that did not answer alone for one more
-// timeout (modbusline's quiet time) and drops what came in before its
-// next request to it: an answer up to twice the timeout late is dropped,
-// here 100 ms after the timeout.
-func TestBinaryModbusLateAnswer(t *testing.T) {
-	t.Parallel()
-	units := modbussim.Units{1: {modbussim.Input: {10: {100}, 20: {0}}}}
-	sim, relay := modbussim.StartRTUBus(t, 19200, units)
-	entries := []string{
-		mbEntry("u1.a", "bus", 1, modbussim.Input, 10, "interval: 100ms"),
-		mbEntry("u1.count", "bus", 1, modbussim.Input, 20, "interval: 100ms"),
-	}
-	g := startModbusGateway(t, mbConfig(rtuLine("bus", relay.Gateway, "timeout: 200ms", "retries: 0"), entries), len(entries))
-	g.valueIs(t, 0, "u1.a", "100")
-	g.valueIs(t, 0, "u1.count", "0")
-	from := g.w.out.len()
-	sim.Delay(1, 300*time.Millisecond)
-	_, m := g.w.out.waitFor(t, from, watchTS+`u1\.count(: state \w+| = \S+)( |$)`, waitLong)
-	if m[1] != ": state fault" {
-		t.Errorf("unit 1 answering 100 ms after the timeout: u1.count%s, want a fault (no answer)", m[1])
-	}
-	g.state(t, from, "u1.a", "fault", "no answer")
-	if vals := g.values("u1.count"); slices.Contains(vals, "100") {
-		t.Errorf("u1.count published %v: 100 is u1.a's", vals)
-	}
-	g.stop(t)
-}
