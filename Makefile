@@ -4,6 +4,11 @@ GO       ?= go
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT   ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS  := -s -w -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+# GOTAGS are the gateway's release build tags. nethttpomithttp2 leaves
+# net/http's HTTP/2 out of the binary (524 KiB of armv7): the Hub's
+# server and the client speak HTTP/1.1 only (http.Protocols), so it was
+# never used (docs/size.md). e2e/binaries builds with the same tags.
+GOTAGS   := nethttpomithttp2
 BIN      := bin/gateway
 HALBENCH := bin/halbench
 BENCHFLAGS ?=
@@ -25,7 +30,7 @@ SHIPPED_ADAPTERS := mqtt
 .PHONY: build run test lint bench fuzz clean adapters cross test-cross
 
 build:
-	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gateway
+	CGO_ENABLED=0 $(GO) build -tags $(GOTAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/gateway
 
 # Static release binaries, one per board: NAME:GOARCH:GOARM (armv6 is the
 # Pi Zero and 1, armv7 the Pi 2, arm64 the Pi 3 and later on a 64-bit OS).
@@ -48,14 +53,14 @@ cross:
 		out=$(CROSS_DIR)/gateway-linux-$$name; \
 		echo "build $$out"; \
 		CGO_ENABLED=0 GOOS=linux GOARCH=$$arch GOARM=$$arm \
-			$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/gateway; \
+			$(GO) build -tags $(GOTAGS) -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/gateway; \
 	done; \
 	for t in $(DESKTOP_TARGETS); do \
 		os=$${t%%/*}; arch=$${t#*/}; ext=; [ $$os = windows ] && ext=.exe; \
 		out=$(CROSS_DIR)/gateway-$$os-$$arch$$ext; \
 		echo "build $$out"; \
 		CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch \
-			$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/gateway; \
+			$(GO) build -tags $(GOTAGS) -trimpath -ldflags '$(LDFLAGS)' -o $$out ./cmd/gateway; \
 	done; \
 	for t in $(CROSS_TARGETS); do \
 		name=$${t%%:*}; rest=$${t#*:}; arch=$${rest%%:*}; arm=$${rest#*:}; \
@@ -82,8 +87,8 @@ SIZE_BUDGET ?= 14680064
 .PHONY: size
 size:
 	@mkdir -p $(SIZE_DIR)
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(SIZE_DIR)/gateway-linux-armv7 ./cmd/gateway
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) build -trimpath -ldflags '$(filter-out -s -w,$(LDFLAGS))' -o $(SIZE_DIR)/gateway-linux-armv7.symbols ./cmd/gateway
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) build -tags $(GOTAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(SIZE_DIR)/gateway-linux-armv7 ./cmd/gateway
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=7 $(GO) build -tags $(GOTAGS) -trimpath -ldflags '$(filter-out -s -w,$(LDFLAGS))' -o $(SIZE_DIR)/gateway-linux-armv7.symbols ./cmd/gateway
 	$(GO) run ./scripts/binsize -stripped $(SIZE_DIR)/gateway-linux-armv7 -budget $(SIZE_BUDGET) $(SIZE_DIR)/gateway-linux-armv7.symbols
 
 # Runs the ARM binaries under qemu-user (installed with apt-get when
@@ -232,7 +237,7 @@ deb: cross
 # bin/gateway-testhang is the amd64 gateway with the test-only fault
 # injection (GATEWAY_TEST_HANG) compiled in, for the watchdog checks.
 test-systemd: deb adapters
-	CGO_ENABLED=0 $(GO) build -tags testhang -trimpath -ldflags '$(LDFLAGS)' -o bin/gateway-testhang ./cmd/gateway
+	CGO_ENABLED=0 $(GO) build -tags testhang,$(GOTAGS) -trimpath -ldflags '$(LDFLAGS)' -o bin/gateway-testhang ./cmd/gateway
 	bash e2e/systemd/run.sh
 
 
@@ -278,7 +283,7 @@ QEMU_BENCHFLAGS ?=
 .PHONY: bench-qemu
 bench-qemu:
 	mkdir -p $(CROSS_DIR)
-	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(CROSS_DIR)/gateway-linux-arm64 ./cmd/gateway
+	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -tags $(GOTAGS) -trimpath -ldflags '$(LDFLAGS)' -o $(CROSS_DIR)/gateway-linux-arm64 ./cmd/gateway
 	CGO_ENABLED=0 GOOS=linux GOARCH=arm64 $(GO) build -trimpath -ldflags '-s -w' -o $(CROSS_DIR)/halbench-linux-arm64 ./cmd/halbench
 	bash e2e/qemu/arm64/assets.sh >/dev/null
 	GATEWAY_QEMU_BENCH=1 GATEWAY_QEMU_BENCHFLAGS='$(QEMU_BENCHFLAGS)' GATEWAY_QEMU_BENCH_OUT=$(CURDIR)/bin/bench-qemu-arm64.md \
@@ -305,4 +310,4 @@ test-go-min:
 	GOTOOLCHAIN=go$(GO_MIN) $(GO) version
 	GOTOOLCHAIN=go$(GO_MIN) $(GO) build ./...
 	GOTOOLCHAIN=go$(GO_MIN) $(GO) vet ./...
-	GOTOOLCHAIN=go$(GO_MIN) CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=6 $(GO) build -o /dev/null ./cmd/gateway
+	GOTOOLCHAIN=go$(GO_MIN) CGO_ENABLED=0 GOOS=linux GOARCH=arm GOARM=6 $(GO) build -tags $(GOTAGS) -o /dev/null ./cmd/gateway

@@ -31,17 +31,22 @@ import (
 	"testing"
 )
 
+// ReleaseTags are the build tags the gateway ships with (the Makefile's
+// GOTAGS): nethttpomithttp2, net/http without HTTP/2, which the gateway
+// never speaks.
+const ReleaseTags = "nethttpomithttp2"
+
 // Gateway returns the path of the gateway (./cmd/gateway) as shipped.
 func Gateway(t testing.TB) string {
 	t.Helper()
-	return Build(t, Program{Pkg: "./cmd/gateway"})
+	return Build(t, Program{Pkg: "./cmd/gateway", Tags: ReleaseTags})
 }
 
 // GatewayTestHang returns the path of the gateway built with -tags
 // testhang, where GATEWAY_TEST_HANG wedges a part on demand.
 func GatewayTestHang(t testing.TB) string {
 	t.Helper()
-	return Build(t, Program{Pkg: "./cmd/gateway", Tags: "testhang"})
+	return Build(t, Program{Pkg: "./cmd/gateway", Tags: "testhang," + ReleaseTags})
 }
 
 // Program is what to build: a package of the gateway's module, as a
