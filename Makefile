@@ -207,6 +207,17 @@ bench: build
 	$(GO) build -o $(HALBENCH) ./cmd/halbench
 	./$(HALBENCH) --gateway $(BIN) $(BENCHFLAGS)
 
+# The Modbus figures (issue 31, docs/performance.md "Modbus"): polls a
+# second on an RTU line paced at 19,200 and 115,200 baud against the
+# line's limit, on TCP against pymodbus's own rate, and the gateway's CPU
+# and wake-ups at idle with 32 polled registers; prints markdown tables.
+# About 12 minutes; MODBUS_BENCH=quick is a one-minute smoke test. Needs
+# python3-pymodbus (e2e/modbussim). Not part of make test or make bench.
+MODBUS_BENCH ?= 1
+.PHONY: bench-modbus
+bench-modbus:
+	MODBUS_BENCH=$(MODBUS_BENCH) $(GO) test -count=1 -run '^TestModbusBench$$' -v -timeout 40m ./e2e/gateway
+
 # Runs each fuzz target for FUZZTIME (make fuzz FUZZTIME=10m), one after
 # the other, then lists what the fuzzers left in testdata/fuzz: a failing
 # input is written there, to be fixed and committed with its fix.
