@@ -17,7 +17,7 @@ import (
 	"testing"
 
 	"github.com/openhal/gateway/e2e/modbussim"
-	"golang.org/x/sys/unix"
+	"github.com/openhal/gateway/internal/ptytest"
 )
 
 // `gateway modbus scan` (issue 31, point 4) run as a user runs it,
@@ -148,7 +148,7 @@ func corruptingLine(t *testing.T) (port, simPort string) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { f.Close() })
-		if err := rawTerminal(f); err != nil {
+		if err := ptytest.MakeRaw(f); err != nil {
 			t.Fatalf("make %s raw: %v", p, err)
 		}
 	}
@@ -188,29 +188,6 @@ func corruptingLine(t *testing.T) (port, simPort string) {
 		t.Fatal(err)
 	}
 	return link, simSlave
-}
-
-// rawTerminal is cfmakeraw, so that nothing is echoed or translated.
-func rawTerminal(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ierr error
-	err = rc.Control(func(fd uintptr) {
-		var tio *unix.Termios
-		if tio, ierr = unix.IoctlGetTermios(int(fd), unix.TCGETS); ierr != nil {
-			return
-		}
-		tio.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-		tio.Oflag &^= unix.OPOST
-		tio.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-		tio.Cflag &^= unix.CSIZE | unix.PARENB
-		tio.Cflag |= unix.CS8
-		tio.Cc[unix.VMIN], tio.Cc[unix.VTIME] = 1, 0
-		ierr = unix.IoctlSetTermios(int(fd), unix.TCSETS, tio)
-	})
-	return errors.Join(err, ierr)
 }
 
 // TestBinaryModbusScanRefuses: bad flags exit 2 naming the flag, with

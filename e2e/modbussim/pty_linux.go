@@ -1,12 +1,9 @@
 package modbussim
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/openhal/gateway/internal/ptytest"
 )
@@ -38,34 +35,11 @@ func openPTY() (*pty, error) {
 		m.Close()
 		return nil, fmt.Errorf("open pty slave: %w", err)
 	}
-	if err := makeRaw(p.slave); err != nil {
+	if err := ptytest.MakeRaw(p.slave); err != nil {
 		p.close()
 		return nil, fmt.Errorf("make %s raw: %w", p.path, err)
 	}
 	return p, nil
-}
-
-// makeRaw is cfmakeraw.
-func makeRaw(f *os.File) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ierr error
-	err = rc.Control(func(fd uintptr) {
-		var tio *unix.Termios
-		if tio, ierr = unix.IoctlGetTermios(int(fd), unix.TCGETS); ierr != nil {
-			return
-		}
-		tio.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
-		tio.Oflag &^= unix.OPOST
-		tio.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
-		tio.Cflag &^= unix.CSIZE | unix.PARENB
-		tio.Cflag |= unix.CS8
-		tio.Cc[unix.VMIN], tio.Cc[unix.VTIME] = 1, 0
-		ierr = unix.IoctlSetTermios(int(fd), unix.TCSETS, tio)
-	})
-	return errors.Join(err, ierr)
 }
 
 // close hangs the terminal up: a port open on its slave fails, as a USB

@@ -63,3 +63,28 @@ func OpenT(t testing.TB) (master *os.File, slave string) {
 	t.Cleanup(func() { m.Close() })
 	return m, slave
 }
+
+// MakeRaw is cfmakeraw: a terminal that passes bytes as they are, with
+// no echo, line editing or translation, for a test that plays the far
+// end of a line on a pty's slave.
+func MakeRaw(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ierr error
+	err = rc.Control(func(fd uintptr) {
+		var tio *unix.Termios
+		if tio, ierr = unix.IoctlGetTermios(int(fd), unix.TCGETS); ierr != nil {
+			return
+		}
+		tio.Iflag &^= unix.IGNBRK | unix.BRKINT | unix.PARMRK | unix.ISTRIP | unix.INLCR | unix.IGNCR | unix.ICRNL | unix.IXON
+		tio.Oflag &^= unix.OPOST
+		tio.Lflag &^= unix.ECHO | unix.ECHONL | unix.ICANON | unix.ISIG | unix.IEXTEN
+		tio.Cflag &^= unix.CSIZE | unix.PARENB
+		tio.Cflag |= unix.CS8
+		tio.Cc[unix.VMIN], tio.Cc[unix.VTIME] = 1, 0
+		ierr = unix.IoctlSetTermios(int(fd), unix.TCSETS, tio)
+	})
+	return errors.Join(err, ierr)
+}
