@@ -355,6 +355,14 @@ func (r *RTU) doneErr(ctx context.Context, unit, fc byte, total int) error {
 	if total == 0 {
 		return doneErr(ctx, "no answer")
 	}
+	// Another unit's late reply is not this unit's answer: say so, so
+	// that a fault names the unit that was silent.
+	if at, n := strayReply(r.buf, unit); n > 0 {
+		if n == total {
+			return doneErr(ctx, fmt.Sprintf("no answer; heard unit %d's reply instead: %s", r.buf[at], hexHead(r.buf, 32)))
+		}
+		return doneErr(ctx, fmt.Sprintf("no answer; heard %d bytes, unit %d's reply among them: %s", total, r.buf[at], hexHead(r.buf, 32)))
+	}
 	return doneErr(ctx, fmt.Sprintf("%d bytes then silence: %s", total, hexHead(r.buf, 32)))
 }
 

@@ -193,6 +193,38 @@ func TestRTUCutShort(t *testing.T) {
 	}
 }
 
+// TestRTUStrayReply plays a line where unit 1 is silent and unit 2's
+// late reply to an earlier request comes instead: unit 1's timeout says
+// it did not answer, and what was heard.
+func TestRTUStrayReply(t *testing.T) {
+	late := modbus.AppendCRC([]byte{0x02, 0x03, 0x02, 0x01, 0x90})
+	tests := []struct {
+		name  string
+		heard []byte
+		want  string
+	}{
+		{"the late reply alone", late, "timeout: no answer; heard unit 2's reply instead: 02 03 02 01 90 fd b8"},
+		{"with noise", append([]byte{0x00}, late...), "timeout: no answer; heard 8 bytes, unit 2's reply among them: 00 02 03 02 01 90 fd b8"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, line := modbustest.NewPort()
+			rtu := modbus.NewRTU(p, modbus.RTUConfig{})
+			defer rtu.Close()
+			go func() {
+				req := make([]byte, 8)
+				if _, err := io.ReadFull(line, req); err == nil {
+					line.Write(tt.heard)
+				}
+			}()
+			_, err := rtu.Do(timeout(t, 50*time.Millisecond), 1, []byte{0x03, 0x00, 0x00, 0x00, 0x01})
+			if !errors.Is(err, modbus.ErrTimeout) || err.Error() != tt.want {
+				t.Errorf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
 // TestRTURefuses checks requests refused without a byte sent.
 func TestRTURefuses(t *testing.T) {
 	s, p, _ := newRTU(t)

@@ -95,3 +95,23 @@ func findFrame(buf []byte, unit, fc byte) scan {
 	}
 	return s
 }
+
+// strayReply finds the first whole frame with a valid CRC in buf from a
+// unit other than unit, of any function: on a serial line, the late
+// reply of another unit to an earlier request. It returns where the
+// frame starts and its length, or n == 0 if there is none.
+func strayReply(buf []byte, unit byte) (at, n int) {
+	for i := 0; i+1 < len(buf); i++ {
+		if buf[i] == unit {
+			continue
+		}
+		n := replyFrameLen(buf[i+1]&^exceptionBit, buf[i:])
+		if n <= 0 || i+n > len(buf) {
+			continue
+		}
+		if f := buf[i : i+n]; CRC(f[:n-2]) == binary.LittleEndian.Uint16(f[n-2:]) {
+			return i, n
+		}
+	}
+	return 0, 0
+}

@@ -51,6 +51,34 @@ func TestFindFrame(t *testing.T) {
 	}
 }
 
+// TestStrayReply checks that another unit's whole, valid reply is found
+// among noise, of any function, and that unit's own frames, broken
+// frames and noise are not taken for one.
+func TestStrayReply(t *testing.T) {
+	late := frame(0x02, 0x01, 0x01, 0x01)
+	tests := []struct {
+		name  string
+		buf   []byte
+		at, n int // want; n 0: none
+	}{
+		{"another unit's reply", late, 0, len(late)},
+		{"after noise", cat(b(0x55, 0x13), late), 2, len(late)},
+		{"another unit's exception", frame(0x07, 0x83, 0x02), 0, 5},
+		{"our unit's own frame", frame(0x01, 0x03, 0x02, 0x00, 0x01), 0, 0},
+		{"bad CRC", append(bytes.Clone(late[:len(late)-1]), late[len(late)-1]^0xFF), 0, 0},
+		{"cut short", late[:4], 0, 0},
+		{"noise", b(0x55, 0x00, 0xFF), 0, 0},
+		{"empty", nil, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if at, n := strayReply(tt.buf, 0x01); n != tt.n || (n > 0 && at != tt.at) {
+				t.Errorf("strayReply = %d, %d; want %d, %d", at, n, tt.at, tt.n)
+			}
+		})
+	}
+}
+
 // TestReplyLengths checks the reply length of each function RTU knows,
 // and that it refuses the others.
 func TestReplyLengths(t *testing.T) {
