@@ -12,5 +12,6 @@ from .errors import *  # noqa: E402,F401,F403 (errors.__all__)
 from . import errors as _errors  # noqa: E402
 from .types import Confirmation, Descriptor, InitResult, ModbusRegister, Value, WriteResult  # noqa: E402
 from .watch import Watch  # noqa: E402
+from .pending import Pending  # noqa: E402
 
-__all__ = ["Client", "connect", "Confirmation", "Descriptor", "InitResult", "ModbusRegister", "Value", "WriteResult", "Watch"] + _errors.__all__
+__all__ = ["Client", "connect", "Confirmation", "Descriptor", "InitResult", "ModbusRegister", "Value", "WriteResult", "Watch", "Pending"] + _errors.__all__

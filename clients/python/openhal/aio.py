@@ -10,7 +10,8 @@ import asyncio
 from typing import Any, AsyncIterator, Callable, Iterable, Optional
 
 from .client import Client, connect as _connect
-from .types import Value
+from .pending import Pending
+from .types import Value, WriteResult
 from .watch import Watch
 
 
@@ -58,3 +59,8 @@ async def watch(connect: Callable[[], Client], devices: Optional[Iterable[str]] 
             yield v
     finally:
         w.close()
+
+
+async def wait(pending: Pending, timeout: Optional[float] = None) -> WriteResult:
+    """Pending.wait, awaited: ``await aio.wait(await c.write("sim.heater", True), 60)``."""
+    return await asyncio.to_thread(pending.wait, timeout)

@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from . import __version__
 from .errors import CallTimeout, ConfirmationNotFound, ConnectionLost, OpenHALError, VersionMismatch, hub_error
+from .pending import Pending
 from .transport import LineConn, dial
 from .types import Confirmation, Descriptor, InitResult, Value, WriteResult
 
@@ -240,9 +241,12 @@ class Client:
 
     def write(self, device: str, value: Any, reason: Optional[str] = None, timeout_ms: Optional[int] = None,
               reply: Optional[bool] = None, timeout: Optional[float] = None) -> WriteResult:
-        """Writes value. A refused write raises (Stopped, Blocked,
-        Forbidden...); a high-risk write by a control_low token answers
-        status "pending" with its confirmation."""
+        """Writes value. A refused write raises (Stopped, a GatewayStopped;
+        Blocked, Forbidden...). An applied one answers a WriteResult,
+        status "applied". A high-risk write by a control_low token is not
+        applied: it answers a Pending (a WriteResult of status "pending"
+        with its ``confirmation``), whose ``wait()`` returns the applied
+        write once an admin approves and raises otherwise (openhal.pending)."""
         params: Dict[str, Any] = {"device": device, "value": value}
         if reason is not None:
             params["reason"] = reason
@@ -252,7 +256,10 @@ class Client:
             params["reply"] = reply
         if timeout is None and timeout_ms is not None:
             timeout = max(self.timeout, timeout_ms / 1000.0 + 1)
-        return WriteResult.from_json(self.call("hal/write", params, timeout))
+        res = self.call("hal/write", params, timeout)
+        if isinstance(res, dict) and res.get("status") == "pending" and isinstance(res.get("confirmation"), dict):
+            return Pending.from_write(res, self)
+        return WriteResult.from_json(res)
 
     def stop(self, reason: Optional[str] = None, timeout: Optional[float] = None) -> Dict[str, Any]:
         """Engages the emergency stop; the answer says what went safe."""

@@ -16,6 +16,8 @@ __all__ = [
     "ParseError", "InvalidRequest", "MethodNotFound", "InvalidParams", "InternalError", "NotInitialized",
     "Unauthorized", "Forbidden", "DeviceNotFound", "Blocked", "Stopped", "DeviceFault", "NotSupported",
     "Timeout", "Busy", "ConfirmationNotFound", "ConfirmationClosed", "hub_error",
+    "GatewayStopped", "ApprovalError", "ApprovalPending", "NotApproved", "ApprovalRejected", "ApprovalExpired",
+    "ApprovalSuperseded", "ApprovalCancelled", "ApprovalFailed", "RejectedByStop", "FailedByStop",
 ]
 
 
@@ -88,8 +90,18 @@ class HubError(OpenHALError):
         return str(self.data.get("reason", ""))
 
 
-def _named(name: str, code: int, doc: str) -> Type[HubError]:
-    return type(name, (HubError,), {"code": code, "__doc__": doc})
+class GatewayStopped(HubError):
+    """The emergency stop is engaged (code -32006): nothing but safe values
+    is written until an admin resumes. Catch this one type for the stop,
+    whoever raises it: the client's ``Stopped``, the pin factory's
+    ``PinStopped``, and a write that waited for approval when the stop
+    rejected it (``RejectedByStop``) are all GatewayStopped."""
+
+    code = -32006
+
+
+def _named(name: str, code: int, doc: str, base: Type[HubError] = HubError) -> Type[HubError]:
+    return type(name, (base,), {"code": code, "__doc__": doc})
 
 
 ParseError = _named("ParseError", -32700, "The Hub could not parse the message.")
@@ -102,7 +114,8 @@ Unauthorized = _named("Unauthorized", -32002, "The token is missing, unknown, re
 Forbidden = _named("Forbidden", -32003, "The token's scope does not allow this.")
 DeviceNotFound = _named("DeviceNotFound", -32004, "No such device, or not visible to this token.")
 Blocked = _named("Blocked", -32005, "A safety rule refused the write (data['rule']).")
-Stopped = _named("Stopped", -32006, "The emergency stop is engaged: only safe values are written.")
+Stopped = _named("Stopped", -32006, "The emergency stop is engaged: only safe values are written (a GatewayStopped).",
+                 GatewayStopped)
 DeviceFault = _named("DeviceFault", -32007, "The hardware or adapter failed.")
 NotSupported = _named("NotSupported", -32008, "Read of a write-only device, or write of a read-only one.")
 Timeout = _named("Timeout", -32009, "The hardware or adapter did not answer in time.")
@@ -126,3 +139,100 @@ def hub_error(obj: Dict[str, Any]) -> HubError:
     data = obj.get("data")
     cls = _BY_CODE.get(code, HubError)
     return cls(code, str(obj.get("message", "")), data if isinstance(data, dict) else {})
+
+
+# -- writes that wait for a person (spec §7; openhal.pending) ---------------
+
+
+class ApprovalError(OpenHALError):
+    """A write that became a Confirmation Request and was not applied (yet).
+
+    ``id`` is the request's id, ``device`` and ``value`` what was asked,
+    ``expires_at`` when it expires, ``status`` the request's status when
+    this was raised ("pending", "rejected", "expired", ...), and
+    ``confirmation`` the request as the Hub last told it (an
+    openhal.Confirmation; None when only the write's answer is known)."""
+
+    def __init__(self, message: str, *, id: str, device: str, value: Any, expires_at: str = "",
+                 status: str = "pending", confirmation: Any = None):
+        OpenHALError.__init__(self, message)
+        self.id, self.device, self.value, self.expires_at = id, device, value, expires_at
+        self.status, self.confirmation = status, confirmation
+
+
+class ApprovalPending(ApprovalError):
+    """The write waits for an admin's approval and was not applied: the
+    device keeps its value. Raised by ``Pending.wait(timeout)`` when the
+    timeout ends first (``waited`` says how long it waited), and by the
+    pin factory (as its ``PinApprovalPending``) on a write that became a
+    request. The request stays pending: an admin may still approve it,
+    its creator cancel it, and a later write of the device supersedes it."""
+
+    def __init__(self, message: str, *, waited: float = 0.0, **kw: Any):
+        super().__init__(message, **kw)
+        self.waited = waited
+
+
+class NotApproved(ApprovalError):
+    """The request was resolved without its write being applied, and never
+    will be: ``status`` says how (a subclass each)."""
+
+
+class ApprovalRejected(NotApproved):
+    """An admin rejected it (``resolve_reason``: their words, the request's
+    ``resolveReason``; ``by``: who, its ``rejectedBy``)."""
+
+    def __init__(self, message: str, *, resolve_reason: str = "", by: Optional[Dict[str, Any]] = None, **kw: Any):
+        super().__init__(message, **kw)
+        self.resolve_reason, self.by = resolve_reason, by or {}
+
+
+class ApprovalExpired(NotApproved):
+    """Nobody resolved it within its lifetime (120 s unless the device's
+    ``confirmTtl`` says otherwise)."""
+
+
+class ApprovalSuperseded(NotApproved):
+    """A write applied to the device after the request was made, or its
+    creator's newer request for the device, took its place
+    (``superseded_by``: ``{principal, value, ts, ...}``)."""
+
+    def __init__(self, message: str, *, superseded_by: Optional[Dict[str, Any]] = None, **kw: Any):
+        super().__init__(message, **kw)
+        self.superseded_by = superseded_by or {}
+
+
+class ApprovalCancelled(NotApproved):
+    """Its creator cancelled it."""
+
+
+class ApprovalFailed(NotApproved):
+    """An admin approved it, and the write, run again as its creator, was
+    refused (a rule, a revoked token, a fault): ``error`` is the Hub's
+    refusal, a HubError of its code."""
+
+    def __init__(self, message: str, *, error: Optional[HubError] = None, **kw: Any):
+        super().__init__(message, **kw)
+        self.error = error
+
+
+def _stop_fields(err: HubError, message: str, data: Dict[str, Any]) -> None:
+    err.code, err.message, err.data = GatewayStopped.code, message, data
+
+
+class RejectedByStop(ApprovalRejected, GatewayStopped):
+    """The emergency stop rejected the request (spec §6: a stop rejects
+    every pending request): an ApprovalRejected and a GatewayStopped."""
+
+    def __init__(self, message: str, **kw: Any):
+        ApprovalRejected.__init__(self, message, **kw)
+        _stop_fields(self, message, {"reason": "stopped", "id": self.id, "status": self.status})
+
+
+class FailedByStop(ApprovalFailed, GatewayStopped):
+    """An admin approved the request, and the emergency stop refused the
+    write: an ApprovalFailed and a GatewayStopped."""
+
+    def __init__(self, message: str, **kw: Any):
+        ApprovalFailed.__init__(self, message, **kw)
+        _stop_fields(self, message, dict(self.error.data) if self.error is not None else {"reason": "stopped"})

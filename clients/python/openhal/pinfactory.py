@@ -24,6 +24,12 @@ Select it with ``Device.pin_factory = OpenHALFactory()``, or with
 ``GPIOZERO_PIN_FACTORY=openhal`` once the package is installed with its
 entry point; both read ``GATEWAY_HUB`` and ``GATEWAY_TOKEN`` (and
 ``GATEWAY_FINGERPRINT`` for tls://).
+
+A write that becomes a Confirmation Request (a high-risk device, a
+``control_low`` token) is never silent: it raises PinApprovalPending, or
+waits for an admin when ``OPENHAL_WAIT_APPROVAL=SECONDS`` (or
+``wait_approval=``) says so (pinfactory_approval). The emergency stop
+raises PinStopped, a GatewayRefused and an ``openhal.GatewayStopped``.
 """
 
 import os
@@ -42,7 +48,13 @@ from gpiozero.pins import Factory, Pin
 
 from .client import Client, connect
 from .pinfactory_spi import OpenHALSPI, open_spi
-from .errors import ClearTextRefused, FingerprintMismatch, HubError, OpenHALError, UnknownGateway
+from .errors import (ApprovalError, ClearTextRefused, FingerprintMismatch, GatewayStopped, HubError, OpenHALError,
+                     Stopped, UnknownGateway)
+from .pending import Pending
+from .pinfactory_approval import (  # noqa: F401 (the pin factory's exceptions, named here too)
+    PinApprovalCancelled, PinApprovalExpired, PinApprovalFailed, PinApprovalPending, PinApprovalRejected,
+    PinApprovalSuperseded, PinFailedByStop, PinRejectedByStop, as_pin_error, is_pin_approval, settle, wait_setting,
+)
 from .types import Descriptor, Value
 from .watch import Watch
 
@@ -94,6 +106,11 @@ class ServoScale:
         """The pulse of an angle."""
         return self.min_us + (angle - self.min_deg) / (self.max_deg - self.min_deg) * (self.max_us - self.min_us)
 
+def stops_script(err: Any) -> bool:
+    """Whether err, ending one of gpiozero's threads, is raised in the
+    script's main thread too: a refused write, or one not applied."""
+    return isinstance(err, GatewayRefused) or is_pin_approval(err)
+
 # The I/O expanders whose pins are gpio devices (a descriptor's ``chip``).
 EXPANDER_CHIPS = ("mcp23017", "mcp23008")
 
@@ -111,22 +128,24 @@ class GatewayRefused(PinError, HubError):
 
     def copy(self) -> "GatewayRefused":
         """The same refusal as a new exception, without this one's frames."""
-        return GatewayRefused(self.pin, self.what, self.hub_error)
+        return refused(self.pin, self.what, self.hub_error)
 
 
-class WriteAwaitsApproval(PinWarning):
-    """A pin's write waits for an admin's approval: the device is of high
-    risk and the token's scope control_low, so the gateway made a
-    Confirmation Request instead of applying it. The pin keeps its value
-    until an admin approves; a later write of the pin (``heater.off()``)
-    supersedes the request, which is then never applied. ``confirmation``
-    is the request's id, ``value`` the value asked for."""
+class PinStopped(GatewayRefused, Stopped):
+    """The emergency stop refused a pin's write (code -32006): a
+    GatewayRefused (so a gpiozero PinError) and an ``openhal.GatewayStopped``
+    (``except GatewayStopped`` catches the stop from the client and the
+    pin factory alike)."""
 
-    def __init__(self, pin: str, value: Any, confirmation: str, expires_at: str):
-        super().__init__("%s: the write of %s waits for an admin's approval (confirmation %s, until %s): "
-                         "the pin keeps its value until then, and a later write of the pin withdraws it"
-                         % (pin, value, confirmation, expires_at))
-        self.pin, self.value, self.confirmation, self.expires_at = pin, value, confirmation, expires_at
+
+def refused(pin: str, what: str, err: HubError) -> GatewayRefused:
+    """The GatewayRefused of err: PinStopped for the emergency stop."""
+    return (PinStopped if isinstance(err, GatewayStopped) else GatewayRefused)(pin, what, err)
+
+
+# WriteAwaitsApproval was the warning a pending write gave before it
+# raised: a script that filtered or caught it by that name still runs.
+WriteAwaitsApproval = PinApprovalPending
 
 
 class GatewayUnreachable(PinError):
@@ -191,12 +210,18 @@ class OpenHALFactory(Factory):
     openhal.connect says (tcp:// off loopback needs insecure=True). The
     factory keeps one connection for its requests (made again when lost)
     and one Watch for the inputs' edges.
+
+    wait_approval (default $OPENHAL_WAIT_APPROVAL, else 0) is how many
+    seconds a write that became a Confirmation Request waits for an
+    admin: 0 raises PinApprovalPending at once; more waits, returning
+    once approved and raising the outcome otherwise (pinfactory_approval).
     """
 
     def __init__(self, hub: Optional[str] = None, token: Optional[str] = None,
                  fingerprint: Optional[str] = None, timeout: float = 5.0, stop_script: bool = True,
-                 insecure: bool = False):
+                 insecure: bool = False, wait_approval: Optional[float] = None):
         super().__init__()
+        self.wait_approval = wait_setting(wait_approval)
         self._hub = hub or os.environ.get("GATEWAY_HUB") or "tcp://127.0.0.1:7751"
         self._token = token or os.environ.get("GATEWAY_TOKEN") or ""
         if not self._token:
@@ -209,7 +234,7 @@ class OpenHALFactory(Factory):
         self._pins: Dict[str, "OpenHALPin"] = {}
         self._watch: Optional[Watch] = None
         self._watch_thread: Optional[threading.Thread] = None
-        self._refused: Optional[GatewayRefused] = None
+        self._refused: Optional[Exception] = None
         self._hooked = False
         self._prev_sigint: Any = None
         self._prev_excepthook: Any = None
@@ -258,15 +283,15 @@ class OpenHALFactory(Factory):
 
     def _on_thread_exception(self, args: Any) -> None:
         self._prev_excepthook(args)
-        if isinstance(args.exc_value, GatewayRefused):
+        if stops_script(args.exc_value):
             self._stop_main(args.exc_value)
 
-    def _stop_main(self, err: "GatewayRefused") -> None:
+    def _stop_main(self, err: Exception) -> None:
         """Raises a copy of err in the main thread (once)."""
         if not self._hooked or threading.current_thread() is threading.main_thread():
             return
         if self._refused is None:
-            self._refused = err.copy()
+            self._refused = err.copy() if isinstance(err, GatewayRefused) else as_pin_error(err, "")  # type: ignore[arg-type]
             signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)  # type: ignore[arg-type]
 
     def _connect(self) -> Client:
@@ -356,7 +381,7 @@ class OpenHALFactory(Factory):
                 p._changed(v)
             except Exception as e:  # a callback's error must not end the edges
                 traceback.print_exc()
-                if isinstance(e, GatewayRefused):
+                if stops_script(e):
                     self._stop_main(e)
 
     def close(self) -> None:
@@ -422,8 +447,10 @@ class OpenHALPin(Pin):
     def _call(self, what: str, fn: Any) -> Any:
         try:
             return fn(self._factory.client())
+        except ApprovalError:
+            raise  # already the pin's (settle)
         except HubError as e:
-            raise GatewayRefused(repr(self), what, e) from e
+            raise refused(repr(self), what, e) from e
         except OpenHALError as e:
             raise GatewayUnreachable("%r: %s: %s" % (self, what, e)) from e
 
@@ -436,14 +463,16 @@ class OpenHALPin(Pin):
         return v.value
 
     def _write(self, value: Any) -> None:
-        res = self._call("write", lambda c: c.write(self._desc.id, value, reason="gpiozero"))
-        if res.status == "pending" and res.confirmation:
-            # Not applied: said, never silent. The next write of the pin
-            # supersedes the request at the gateway.
-            c = res.confirmation
-            warnings.warn(WriteAwaitsApproval(repr(self), value, c.get("id", ""), c.get("expiresAt", "")), stacklevel=4)
-            return
-        self._value = value
+        """Writes value; only a value the gateway applied is kept. A write
+        that became a Confirmation Request raises, or waits for its end
+        (the factory's wait_approval): never silent."""
+        def write(c: Client) -> Any:
+            res = c.write(self._desc.id, value, reason="gpiozero")
+            if isinstance(res, Pending):
+                res = settle(repr(self), res, self._factory.wait_approval, self._factory.client)
+            return res
+        res = self._call("write", write)
+        self._value = res.value if res.value is not None else value
 
     # -- function, state ---------------------------------------------------
 

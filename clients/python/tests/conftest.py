@@ -144,6 +144,13 @@ def known_gateways(tmp_path, monkeypatch):
     return path
 
 
+@pytest.fixture(autouse=True)
+def no_wait_approval(monkeypatch):
+    """The pin factory raises on a pending write unless a test asks it to
+    wait: the user's OPENHAL_WAIT_APPROVAL does not reach the tests."""
+    monkeypatch.delenv("OPENHAL_WAIT_APPROVAL", raising=False)
+
+
 @pytest.fixture
 def state_dir():
     d = tempfile.mkdtemp(prefix="openhal-py-")

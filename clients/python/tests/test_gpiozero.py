@@ -17,7 +17,7 @@ from gpiozero import LED, Button, Device, GPIOZeroError, PWMOutputDevice  # noqa
 from gpiozero.exc import PinInvalidFunction, PinInvalidPin, PinPWMError, PinPWMUnsupported  # noqa: E402
 
 from openhal import errors  # noqa: E402
-from openhal.pinfactory import GatewayRefused, OpenHALFactory, WriteAwaitsApproval  # noqa: E402
+from openhal.pinfactory import GatewayRefused, OpenHALFactory, PinApprovalPending, PinStopped  # noqa: E402
 
 
 @pytest.fixture
@@ -82,6 +82,7 @@ def test_stop_raises_in_a_gpiozero_script(client, factory):
     with pytest.raises(GatewayRefused) as e:
         led.on()
     assert isinstance(e.value, GPIOZeroError)
+    assert isinstance(e.value, PinStopped) and isinstance(e.value, openhal.GatewayStopped)
     assert e.value.code == -32006 and e.value.reason == "stopped"
     assert "refused" in str(e.value)
     led.off()  # its safe value passes while stopped
@@ -103,24 +104,24 @@ def test_stop_raises_in_a_gpiozero_script(client, factory):
 
 def test_heater_on_then_off_supersedes_the_request(gateway, client):
     """The issue's gpiozero script: heater.on(); heater.off() with a
-    control_low token. on() waits for an admin (said with a warning), off()
-    is applied and supersedes it: the admin's approval afterwards applies
-    nothing, and the heater stays off."""
+    control_low token. on() waits for an admin (it raises
+    PinApprovalPending), off() is applied and supersedes it: the admin's
+    approval afterwards applies nothing, and the heater stays off."""
     f = OpenHALFactory(gateway.tcp, gateway.add_token("gpio-agent", "control_low"), timeout=WAIT, stop_script=False)
     Device.pin_factory = f
     try:
         heater = LED(23)
         assert heater.pin.device == "sim.heater"
-        with pytest.warns(WriteAwaitsApproval) as caught:
+        with pytest.raises(PinApprovalPending) as caught:
             heater.on()
-        asked = caught[0].message
-        assert asked.confirmation.startswith("c-") and asked.value is True
+        asked = caught.value
+        assert asked.id.startswith("c-") and asked.value is True
         assert heater.value == 0  # read from the gateway: not applied
         heater.off()
         with pytest.raises(errors.ConfirmationClosed):
-            client.approve(asked.confirmation)
+            client.approve(asked.id)
         assert client.read("sim.heater").value is False
-        c = client.confirmation(asked.confirmation)
+        c = client.confirmation(asked.id)
         assert c.status == "superseded"
         assert c.superseded_by["principal"]["name"] == "gpio-agent" and c.superseded_by["value"] is False
         heater.close()
@@ -217,7 +218,7 @@ def test_stop_ends_a_waiting_script(gateway, client):
     thread, _, main = err.partition("Exception in thread")[2].rpartition("Traceback (most recent call last):")
     assert "_blink_device" in thread and "wait_for_active" in main, err  # wait_for_press is wait_for_active
     last = main.strip().splitlines()[-1]
-    assert last.startswith("openhal.pinfactory.GatewayRefused: ") and "(-32006, stopped)" in last, err
+    assert last.startswith("openhal.pinfactory.PinStopped: ") and "(-32006, stopped)" in last, err
     assert "KeyboardInterrupt" not in err and "pressed" not in out
 
 
