@@ -82,7 +82,8 @@ class Pending(WriteResult):
         (None: until it is; its lifetime bounds that). Returns the applied
         write when approved; raises as the class says otherwise. A lost
         connection raises ConnectionLost: the request outlives it, and
-        ``wait(client=)`` follows it on a new connection of the same token."""
+        ``wait(client=)`` follows it on a new connection of the same token.
+        A restart of the gateway drops every request: ConfirmationNotFound."""
         c = client or self._client()
         deadline = None if timeout is None else time.monotonic() + max(timeout, 0.0)
         q = c.subscribe()  # before the first look: no resolution falls between
