@@ -63,7 +63,7 @@ func isNumeric(t string) bool { return t == device.TypeNumber || t == device.Typ
 func (m mapper) base(platform string, d device.Descriptor, prop, name string) component {
 	local := deviceLocal(d.ID, prop)
 	attrs := ""
-	if waitsForApproval(d) {
+	if WaitsForApproval(d) {
 		attrs = m.t.Approval(m.gw, d.ID)
 	}
 	return component{
@@ -87,16 +87,16 @@ func nameOf(d device.Descriptor) string {
 	if n == "" {
 		n = d.ID
 	}
-	if waitsForApproval(d) {
+	if WaitsForApproval(d) {
 		n += approvalNote
 	}
 	return n
 }
 
-// waitsForApproval says whether a write from Home Assistant to d becomes
+// WaitsForApproval says whether a write from Home Assistant to d becomes
 // a confirmation request (the bridge's grant is control_low): such a
 // device's entities carry the approval attributes (approval.go).
-func waitsForApproval(d device.Descriptor) bool {
+func WaitsForApproval(d device.Descriptor) bool {
 	return d.Risk == device.RiskHigh && d.Access.CanWrite()
 }
 
