@@ -195,6 +195,7 @@ func (b *Bridge) Disconnected(err error) {
 	b.mu.Lock()
 	same := !b.connected && b.why == why
 	b.connected, b.ready, b.why = false, false, why
+	b.appr.events = nil // events tell of now: not for the next connection
 	b.mu.Unlock()
 	if same {
 		b.log.Debug("mqtt: still disconnected: "+why, "err", err)
