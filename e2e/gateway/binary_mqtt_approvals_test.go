@@ -28,7 +28,10 @@ func TestBinaryMQTTApprovals(t *testing.T) {
 	// be replayed by the broker, and Home Assistant ignores those.
 	ev := subscribeAsPublished(t, port, b.tp.ApprovalsEvent(b.id))
 
-	d := b.discovered(t, 0)
+	// The config alone (TestBinaryMQTT checks every state; sim.meter's
+	// first comes 5 s in).
+	_, cfg := b.s.msg(t, 0, q(b.tp.DeviceConfig(b.id)), `\{.*\}`)
+	d := parseDiscovery(t, cfg)
 	for key, want := range map[string]map[string]any{
 		"sensor__approvals": {"p": "sensor", "name": "Pending approvals", "state_topic": b.tp.ApprovalsState(b.id),
 			"json_attributes_topic": b.tp.ApprovalsState(b.id)},
