@@ -42,15 +42,15 @@ type pendingReq struct {
 // approvals is the bridge's view of the pending requests, under its mu.
 type approvals struct {
 	pending   map[string]pendingReq
-	confSeq   uint64            // bumped by each request or resolution event
-	resolved  map[string]uint64 // id → confSeq of its resolution
+	confSeq   uint64          // bumped by each request or resolution event
+	resolved  map[string]bool // ids of the last resolvedMax requests resolved
 	resolvedQ []string
 	events    [][]byte        // event payloads waiting for the broker, in order
 	topics    map[string]bool // devices whose approval topic was published
 }
 
 func newApprovals() approvals {
-	return approvals{pending: map[string]pendingReq{}, resolved: map[string]uint64{}, topics: map[string]bool{}}
+	return approvals{pending: map[string]pendingReq{}, resolved: map[string]bool{}, topics: map[string]bool{}}
 }
 
 // confirmationNotice is the data of both confirmation events.
@@ -74,7 +74,7 @@ func (b *Bridge) onRequested(data json.RawMessage) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.appr.confSeq++
-	if _, gone := b.appr.resolved[c.ID]; !gone {
+	if !b.appr.resolved[c.ID] {
 		b.appr.pending[c.ID] = pendingReq{c: c, seen: b.appr.confSeq}
 	}
 	b.putApprovalsLocked(c.Device)
@@ -93,7 +93,7 @@ func (b *Bridge) onApprovalResolved(data json.RawMessage) error {
 	defer b.mu.Unlock()
 	b.appr.confSeq++
 	delete(b.appr.pending, c.ID)
-	b.appr.resolved[c.ID] = b.appr.confSeq
+	b.appr.resolved[c.ID] = true
 	b.appr.resolvedQ = append(b.appr.resolvedQ, c.ID)
 	for len(b.appr.resolvedQ) > resolvedMax {
 		delete(b.appr.resolved, b.appr.resolvedQ[0])
@@ -121,7 +121,7 @@ func (b *Bridge) syncPending(ctx context.Context) {
 	defer b.mu.Unlock()
 	next := make(map[string]pendingReq, len(cs))
 	for _, c := range cs {
-		if _, gone := b.appr.resolved[c.ID]; gone {
+		if b.appr.resolved[c.ID] {
 			continue
 		}
 		next[c.ID] = pendingReq{c: c, seen: since}
