@@ -149,9 +149,10 @@ func TestApprovalsSyncRace(t *testing.T) {
 	if err := b.Sync(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	// A value after the Sync: once it is out, so is the Sync's count.
-	event(b, "value", `{"device":"sim.led","value":true}`)
-	c.Wait(t, mark, "openhal/gw/sim.led/state", "true")
+	// A topic no Sync touches becomes due after it: once it is out, so
+	// is the Sync's count (the outbox keeps the order topics became due).
+	event(b, "deviceAdded", `{"device":{"id":"pump.flow","kind":"sensor","source":"adapter:pump","access":"r","risk":"low","schema":{"type":"number"},"state":"ok"}}`)
+	c.Wait(t, mark, "openhal/gw/pump.flow/availability", "online")
 	last := ""
 	for _, p := range c.Published(mark) {
 		if p.Topic == approvalsState {
