@@ -125,9 +125,9 @@ func stamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// Newest sorts requests newest first: by creation, then by id number (ids
+// newestFirst sorts requests newest first: by creation, then by id number (ids
 // are c-<n>, never reused).
-func Newest(cs []openhal.Confirmation) {
+func newestFirst(cs []openhal.Confirmation) {
 	sort.SliceStable(cs, func(i, j int) bool {
 		if !cs[i].CreatedAt.Equal(cs[j].CreatedAt) {
 			return cs[i].CreatedAt.After(cs[j].CreatedAt)
@@ -148,7 +148,7 @@ func ApprovalsStatePayload(pending []openhal.Confirmation, lookup Lookup) []byte
 	var newest any = struct{}{}
 	if len(pending) > 0 {
 		cs := append([]openhal.Confirmation(nil), pending...)
-		Newest(cs)
+		newestFirst(cs)
 		newest = request(cs[0], lookup)
 	}
 	return marshal(struct {
@@ -165,7 +165,7 @@ func ApprovalPayload(pending []openhal.Confirmation, lookup Lookup) []byte {
 		return []byte("{}")
 	}
 	cs := append([]openhal.Confirmation(nil), pending...)
-	Newest(cs)
+	newestFirst(cs)
 	r := request(cs[0], lookup)
 	return marshal(struct {
 		Approval      string `json:"approval"`
