@@ -94,6 +94,27 @@ func (c *Conn) HubStopped(ctx context.Context) (*openhal.StopInfo, error) {
 	return res.Stopped, err
 }
 
+// HubPending returns the confirmation requests pending now for the
+// devices of the grant, every page of them (the gateway's extension of
+// protocol 1, hub.confirmations, as hal/confirmations/list): events tell
+// of a request when it is made, and a service that starts while some wait
+// must know them. The Hub keeps at most openhal.MaxPending.
+func (c *Conn) HubPending(ctx context.Context) ([]openhal.Confirmation, error) {
+	var all []openhal.Confirmation
+	p := openhal.ConfirmationsListParams{Status: openhal.ConfirmPending}
+	for {
+		var res openhal.ConfirmationsListResult
+		if err := c.Call(ctx, adapterproto.MethodHubConfirmations, p, &res); err != nil {
+			return nil, err
+		}
+		all = append(all, res.Confirmations...)
+		if res.Next == "" || res.Next == p.After || len(all) > openhal.MaxPending {
+			return all, nil
+		}
+		p.After = res.Next
+	}
+}
+
 // DevicesAdd adds a device of the adapter's own at run time (services).
 // d.ID is unprefixed; the returned id is the published one,
 // "<adapter>.<id>". Source, State and Fault are the daemon's: leave them

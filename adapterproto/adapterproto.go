@@ -48,6 +48,11 @@ const (
 	// needs a grant of control_low; hub.stopped, read.
 	MethodHubStop    = "hub.stop"    // {reason} → as hal/stop
 	MethodHubStopped = "hub.stopped" // {} → {stopped: null or {principal, reason, ts, failed, leftAsIs}}
+	// hub.confirmations (read) lists the confirmation requests of the
+	// devices in the grant, as hal/confirmations/list: events tell of a
+	// request when it is made, and a service that starts while some wait
+	// must know them.
+	MethodHubConfirmations = "hub.confirmations" // {status?, after?, limit?} → {confirmations, next?}
 )
 
 // Error codes of the protocol, beside jsonrpc's standard ones.

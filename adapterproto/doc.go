@@ -16,7 +16,7 @@
 // negotiate in initialize (EnvProtocols, InitializeParams.Protocols), so
 // that an adapter built against protocol 1 keeps working with a daemon
 // that still offers it. The gateway's extensions (hub.stop, hub.stopped,
-// host.product) are additions an oxidepmd adapter may ignore. A Go type
+// hub.confirmations, host.product) are additions an oxidepmd adapter may ignore. A Go type
 // may gain fields for such additions: build one with named fields.
 //
 // The module has no v1 yet; until it has, this promise is the project's

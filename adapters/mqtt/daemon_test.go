@@ -46,6 +46,7 @@ type daemon struct {
 	initErr chan json.RawMessage
 	done    chan struct{} // closed when run has returned
 	code    int           // run's exit code, once done
+	pending string        // hub.confirmations' list (JSON), "" for none
 }
 
 const benchDevices = `[{"id":"sim.led","kind":"gpio.output","source":"sim","access":"rw","risk":"low","schema":{"type":"boolean"},"safe":false,"state":"ok"},` +
@@ -147,6 +148,14 @@ func (d *daemon) answer(f frame) string {
 		return `"result":{"id":"mqtt.broker"}`
 	case "hub.stopped":
 		return `"result":{"stopped":null}`
+	case "hub.confirmations":
+		d.mu.Lock()
+		list := d.pending
+		d.mu.Unlock()
+		if list == "" {
+			list = "[]"
+		}
+		return `"result":{"confirmations":` + list + `}`
 	case "hub.stop":
 		var p struct{ Reason string }
 		_ = json.Unmarshal(f.Params, &p)

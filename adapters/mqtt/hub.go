@@ -60,6 +60,11 @@ func (h *connHub) Stopped(ctx context.Context) (*openhal.StopInfo, error) {
 	return h.conn().HubStopped(ctx)
 }
 
+// Pending is the confirmation requests pending now (hub.confirmations).
+func (h *connHub) Pending(ctx context.Context) ([]openhal.Confirmation, error) {
+	return h.conn().HubPending(ctx)
+}
+
 // BrokerStatus keeps mqtt.broker's value and publishes it once the device
 // exists.
 func (h *connHub) BrokerStatus(s string) {

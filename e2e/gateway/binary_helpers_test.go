@@ -362,9 +362,11 @@ func gw(t testing.TB, args ...string) result {
 // run it in another network namespace.
 func gwIn(t testing.TB, prefix []string, args ...string) result {
 	t.Helper()
+	// The binary first: the first call of a run builds it, which under
+	// load takes longer than the command's own deadline.
+	argv := append(append(slices.Clone(prefix), gatewayBinary(t)), args...)
 	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
 	defer cancel()
-	argv := append(append(slices.Clone(prefix), gatewayBinary(t)), args...)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Env = childEnv()
 	var stdout, stderr bytes.Buffer

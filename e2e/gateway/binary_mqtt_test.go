@@ -233,7 +233,7 @@ func (b *mqttBench) discovered(t *testing.T, from int) haDiscovery {
 		switch {
 		case tp == "" && d.Cmps[id]["p"] != "button":
 			t.Errorf("%s: component %s has no state topic", b.id, id)
-		case tp == "":
+		case tp == "", d.Cmps[id]["p"] == "event": // events come when something happens
 		default:
 			topics = append(topics, tp)
 		}

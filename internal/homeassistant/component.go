@@ -10,6 +10,7 @@ const (
 	PlatformText         = "text"
 	PlatformButton       = "button"
 	PlatformSelect       = "select"
+	PlatformEvent        = "event"
 )
 
 // component is one entry of the discovery payload's "cmps": the options of
@@ -43,6 +44,10 @@ type component struct {
 	Step            *float64       `json:"step,omitempty"`
 	Mode            string         `json:"mode,omitempty"`
 	Options         []string       `json:"options,omitempty"`
+	EventTypes      []string       `json:"event_types,omitempty"`
+	Icon            string         `json:"icon,omitempty"`
+	AttrTopic       string         `json:"json_attributes_topic,omitempty"`
+	AttrTemplate    string         `json:"json_attributes_template,omitempty"`
 	Availability    []availability `json:"availability,omitempty"`
 	AvailabilityAll string         `json:"availability_mode,omitempty"`
 

@@ -35,8 +35,8 @@ func TestConfigSimBenchFollowsHomeAssistantSchema(t *testing.T) {
 	check("message", d.all, topRequired, setOf(topAllowed))
 	check("dev", d.Dev, nil, setOf(deviceAllowed))
 	check("o", d.O, originRequired, setOf(originAllowed))
-	if len(d.Cmps) != 10 {
-		t.Errorf("%d components, want 10 (one per sim device, 3 of the gateway): %v", len(d.Cmps), slices.Sorted(mapsKeys(d.Cmps)))
+	if len(d.Cmps) != 12 {
+		t.Errorf("%d components, want 12 (one per sim device, 5 of the gateway): %v", len(d.Cmps), slices.Sorted(mapsKeys(d.Cmps)))
 	}
 	entityID := regexp.MustCompile(`^[a-z_]+\.[a-z0-9]+(_[a-z0-9]+)*$`)
 	for key, c := range d.Cmps {
@@ -121,11 +121,12 @@ func TestConfigSimBenchFieldByField(t *testing.T) {
 		"switch_sim_led": dev("switch", "sim.led", with(onOff, map[string]any{
 			"name": "LED", "command_topic": "openhal/bench/sim.led/set"})),
 		"switch_sim_heater": dev("switch", "sim.heater", with(onOff, map[string]any{
-			"name": "Heater relay (waits for approval)", "command_topic": "openhal/bench/sim.heater/set"})),
+			"name": "Heater relay (waits for approval)", "command_topic": "openhal/bench/sim.heater/set",
+			"json_attributes_topic": "openhal/bench/sim.heater/approval"})),
 		"binary_sensor_sim_button": dev("binary_sensor", "sim.button", map[string]any{
-			"name": "Button (true = pressed)", "payload_on": "true", "payload_off": "false"}),
+			"name": "Button", "payload_on": "true", "payload_off": "false"}),
 		"binary_sensor_sim_door": dev("binary_sensor", "sim.door", map[string]any{
-			"name": "Door contact (true = open)", "payload_on": "true", "payload_off": "false", "device_class": "door"}),
+			"name": "Door contact", "payload_on": "true", "payload_off": "false", "device_class": "door"}),
 		"number_sim_fan": dev("number", "sim.fan", map[string]any{
 			"name": "Fan", "command_topic": "openhal/bench/sim.fan/set", "min": 0.0, "max": 100.0, "step": 1.0,
 			"unit_of_measurement": "%", "mode": "slider"}),
@@ -149,6 +150,16 @@ func TestConfigSimBenchFieldByField(t *testing.T) {
 			"unique_id": "openhal_bench__adapters", "default_entity_id": "sensor.openhal_bench_adapters",
 			"entity_category": "diagnostic", "state_topic": "openhal/bench/_bridge/state",
 			"value_template": "{{ value_json.adapters }}", "availability": gwAvail},
+		"sensor__approvals": {"p": "sensor", "name": "Pending approvals", "icon": "mdi:account-clock",
+			"unique_id": "openhal_bench__approvals", "default_entity_id": "sensor.openhal_bench_approvals",
+			"state_topic": "openhal/bench/_approvals/state", "value_template": "{{ value_json.pending }}",
+			"json_attributes_topic":    "openhal/bench/_approvals/state",
+			"json_attributes_template": "{{ value_json.newest | tojson }}", "availability": gwAvail},
+		"event__approval_events": {"p": "event", "name": "Approval requests", "icon": "mdi:account-check",
+			"unique_id": "openhal_bench__approval_events", "default_entity_id": "event.openhal_bench_approval_events",
+			"state_topic":  "openhal/bench/_approvals/event",
+			"event_types":  []any{"requested", "approved", "rejected", "cancelled", "expired", "failed", "superseded"},
+			"availability": gwAvail},
 	}
 	for key, w := range want {
 		got, ok := d.Cmps[key]

@@ -45,7 +45,13 @@
 // A high-risk device that may be written keeps its platform, and its name
 // ends with "(waits for approval)": a command from Home Assistant becomes a
 // confirmation request, the state topic keeps the real value, and the
-// entity shows it until an operator approves.
+// entity shows it until an operator approves. Its json_attributes_topic,
+// <base>/<device>/approval, says "waiting for approval" (with the request)
+// meanwhile, and is {} otherwise (approval.go).
+//
+// An entity's name is the device's label without its value hints
+// ("Door contact (true = open)" is "Door contact": names.go); the hint
+// still gives a binary sensor its device class.
 //
 // Every device component has the device's state topic (and, if written,
 // its set topic) and two availability topics, the gateway's status and the
@@ -58,7 +64,11 @@
 // device_class safety, entity_category diagnostic), "Emergency stop" (a
 // button publishing STOP to <base>/_stop/set: a control, not a diagnostic)
 // and "Adapters up" (sensor on <base>/_bridge/state, {{ value_json.adapters
-// }}, diagnostic). Their availability is the gateway's status alone.
+// }}, diagnostic), and for confirmation requests (approval.go) "Pending
+// approvals" (sensor on <base>/_approvals/state: the count, the newest
+// request as attributes) and "Approval requests" (event on
+// <base>/_approvals/event, one per request and resolution). Their
+// availability is the gateway's status alone.
 //
 // # Removal
 //
@@ -73,7 +83,7 @@
 // code (home-assistant/home-assistant.io, source/_integrations/
 // mqtt.markdown, "Device discovery payload", and the platform pages
 // binary_sensor.mqtt, sensor.mqtt, switch.mqtt, number.mqtt, text.mqtt,
-// button.mqtt, select.mqtt; home-assistant/core, homeassistant/components/mqtt/
+// button.mqtt, select.mqtt, event.mqtt; home-assistant/core, homeassistant/components/mqtt/
 // schemas.py, discovery.py, abbreviations.py, text.py):
 //
 //   - the device message: "dev" and "o" required at the root, components

@@ -136,7 +136,7 @@ func TestGatewayNameDefaultsToID(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := decode(t, data)
-	if d.Dev["name"] != "lab" || d.Dev["sw"] != nil || d.Dev["cu"] != nil || d.O["name"] != OriginName || len(d.Cmps) != 3 {
+	if d.Dev["name"] != "lab" || d.Dev["sw"] != nil || d.Dev["cu"] != nil || d.O["name"] != OriginName || len(d.Cmps) != 5 {
 		t.Errorf("dev %v, o %v, %d components", d.Dev, d.O, len(d.Cmps))
 	}
 }

@@ -40,7 +40,7 @@ func (m mapper) device(d device.Descriptor) ([]component, string) {
 	case d.Kind == device.KindSensor && s.Type == device.TypeObject:
 		return m.sensorsOf(d)
 	case d.Kind == device.KindSensor && isNumeric(s.Type):
-		return []component{m.numericSensor(d, "", s, d.Label, "")}, ""
+		return []component{m.numericSensor(d, "", s, entityName(d.Label), "")}, ""
 	case d.Kind == device.KindPWM && isNumeric(s.Type):
 		return m.pwmOf(d)
 	case d.Kind == device.KindServo && isNumeric(s.Type):
@@ -62,6 +62,10 @@ func isNumeric(t string) bool { return t == device.TypeNumber || t == device.Typ
 // its name, and its availability, the gateway's AND the device's.
 func (m mapper) base(platform string, d device.Descriptor, prop, name string) component {
 	local := deviceLocal(d.ID, prop)
+	attrs := ""
+	if WaitsForApproval(d) {
+		attrs = m.t.Approval(m.gw, d.ID)
+	}
 	return component{
 		Platform:        platform,
 		Name:            name,
@@ -71,20 +75,29 @@ func (m mapper) base(platform string, d device.Descriptor, prop, name string) co
 		Availability:    []availability{{m.t.Status(m.gw)}, {m.t.Availability(m.gw, d.ID)}},
 		AvailabilityAll: "all",
 		StateTopic:      m.t.State(m.gw, d.ID),
+		AttrTopic:       attrs,
 	}
 }
 
-// nameOf is the label, else the id; a high-risk device that Home
-// Assistant may write says that a write waits for an operator.
+// nameOf is the label without its value hints (entityName), else the
+// id; a high-risk device that Home Assistant may write says that a write
+// waits for an operator.
 func nameOf(d device.Descriptor) string {
-	n := d.Label
+	n := entityName(d.Label)
 	if n == "" {
 		n = d.ID
 	}
-	if d.Risk == device.RiskHigh && d.Access.CanWrite() {
+	if WaitsForApproval(d) {
 		n += approvalNote
 	}
 	return n
+}
+
+// WaitsForApproval says whether a write from Home Assistant to d becomes
+// a confirmation request (the bridge's grant is control_low): such a
+// device's entities carry the approval attributes (approval.go).
+func WaitsForApproval(d device.Descriptor) bool {
+	return d.Risk == device.RiskHigh && d.Access.CanWrite()
 }
 
 func (m mapper) switchOf(d device.Descriptor) component {
@@ -248,5 +261,5 @@ func (m mapper) gateway() []component {
 		StateTopic:     m.t.BridgeState(m.gw),
 		ValueTemplate:  "{{ value_json.adapters }}",
 		Availability:   avail,
-	}}
+	}, m.pendingSensor(avail), m.approvalEvents(avail)}
 }

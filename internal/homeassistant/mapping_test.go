@@ -133,8 +133,8 @@ func TestSensorProperties(t *testing.T) {
 			}
 		}
 	}
-	if _, ok := cmps["sensor_env_bme_status"]; ok || len(cmps) != 6 {
-		t.Errorf("%d components (want 3 + 3 of the gateway, none for the string property)", len(cmps))
+	if _, ok := cmps["sensor_env_bme_status"]; ok || len(cmps) != 8 {
+		t.Errorf("%d components (want 3 + 5 of the gateway, none for the string property)", len(cmps))
 	}
 }
 

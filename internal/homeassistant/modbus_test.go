@@ -73,8 +73,8 @@ func TestModbusBenchFieldByField(t *testing.T) {
 			}
 		}
 	}
-	if len(cmps) != len(want)+3 {
-		t.Errorf("%d components, want %d and the gateway's 3: %v", len(cmps), len(want), slices.Sorted(mapsKeys(cmps)))
+	if len(cmps) != len(want)+5 {
+		t.Errorf("%d components, want %d and the gateway's 5: %v", len(cmps), len(want), slices.Sorted(mapsKeys(cmps)))
 	}
 	if s := Unmapped(modbusBench()); s != nil {
 		t.Errorf("x.modbus devices without an entity: %v", s)

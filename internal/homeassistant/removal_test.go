@@ -23,8 +23,8 @@ func TestDeviceGoesAway(t *testing.T) {
 			t.Errorf("%s still in the next config", key)
 		}
 	}
-	if len(next) != 8 {
-		t.Errorf("next config has %d components, want 8", len(next))
+	if len(next) != 10 {
+		t.Errorf("next config has %d components, want 10", len(next))
 	}
 
 	topic, data, removed, err := Update(Topics{}, benchGW, all, without)

@@ -76,6 +76,12 @@ var platforms = map[string]platformSchema{
 		required: []string{"p", "unique_id", "command_topic", "options"},
 		allowed:  []string{"command_template", "command_topic", "optimistic", "options", "retain", "state_topic", "value_template"},
 	},
+	// event.mqtt: state_topic and event_types are required (core's mqtt
+	// event.py: MQTT_RO_SCHEMA, vol.Required(CONF_EVENT_TYPES)).
+	PlatformEvent: {
+		required: []string{"p", "unique_id", "state_topic", "event_types"},
+		allowed:  []string{"device_class", "state_topic", "value_template"},
+	},
 	// button.mqtt: command_topic is required.
 	PlatformButton: {
 		required: []string{"p", "unique_id", "command_topic"},

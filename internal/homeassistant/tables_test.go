@@ -26,6 +26,8 @@ func TestUnits(t *testing.T) {
 		{"kWh", "", "kWh"}, // a total, not a measurement
 		{"", "", ""},
 		{"1/min", "", "rpm"}, // a fan (hwmon): no class, Home Assistant's spelling
+		{"m/s2", "", "m/s²"}, // outside the table: as people read it (device.UnitSymbol)
+		{"ug/m3", "", "µg/m³"},
 	}
 	for _, tt := range tests {
 		if q := quantityOf(tt.senml); q.class != tt.class || q.unit != tt.unit {

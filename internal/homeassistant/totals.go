@@ -35,7 +35,7 @@ func counterTotal(d device.Descriptor, prop string, s device.Schema, c *componen
 	}
 	q, ok := totals[s.Unit]
 	if !ok {
-		q = quantity{unit: s.Unit}
+		q = quantity{unit: device.UnitSymbol(s.Unit)}
 	}
 	c.StateClass, c.DeviceClass, c.Unit = "total_increasing", q.class, q.unit
 }

@@ -1,5 +1,7 @@
 package homeassistant
 
+import "github.com/openhal/gateway/device"
+
 // quantity is what Home Assistant makes of a unit: its sensor device
 // class (empty: none is certain) and the unit as Home Assistant spells it.
 type quantity struct{ class, unit string }
@@ -53,10 +55,12 @@ var units = map[string]quantity{
 	"1/min": {"", "rpm"},
 }
 
-// quantityOf is the device class and Home Assistant unit of a SenML unit.
+// quantityOf is the device class and Home Assistant unit of a SenML unit;
+// a unit outside the table is shown as people read it (device.UnitSymbol:
+// "m/s2" reads "m/s²"), without a device class.
 func quantityOf(senml string) quantity {
 	if q, ok := units[senml]; ok {
 		return q
 	}
-	return quantity{unit: senml}
+	return quantity{unit: device.UnitSymbol(senml)}
 }

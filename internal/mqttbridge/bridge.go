@@ -36,6 +36,9 @@ type Hub interface {
 	Stop(ctx context.Context, reason string) error
 	// Stopped is the emergency stop in force now, nil when none is.
 	Stopped(ctx context.Context) (*openhal.StopInfo, error)
+	// Pending is the confirmation requests pending now for the devices of
+	// the grant (approvals.go).
+	Pending(ctx context.Context) ([]openhal.Confirmation, error)
 	// BrokerStatus sets mqtt.broker's value: "connected mqtt://host:port"
 	// or "disconnected: <why>".
 	BrokerStatus(status string)
@@ -100,6 +103,7 @@ type Bridge struct {
 	stats     Stats
 	configDue bool                // the discovery config must be published
 	haDevs    []device.Descriptor // the devices of the last config published
+	appr      approvals           // confirmation requests (approvals.go)
 }
 
 // Stats are the bridge's counters, published in <base>/bridge/state.
@@ -121,7 +125,7 @@ func New(o Options) *Bridge {
 		cfg: o.Config, t: o.Config.Topics(), gw: o.Config.Gateway, hub: o.Hub, disc: o.Discovery, own: o.Own, log: o.Log,
 		out: newOutbox(), cmds: make(chan command, commandQueue), stops: newStopLane(), up: make(chan struct{}, 1),
 		devs: map[string]device.Descriptor{}, values: map[string]json.RawMessage{}, gen: map[string]uint64{},
-		waiting: map[string]string{},
+		waiting: map[string]string{}, appr: newApprovals(),
 	}
 }
 
@@ -191,6 +195,7 @@ func (b *Bridge) Disconnected(err error) {
 	b.mu.Lock()
 	same := !b.connected && b.why == why
 	b.connected, b.ready, b.why = false, false, why
+	b.appr.events = nil // events tell of now: not for the next connection
 	b.mu.Unlock()
 	if same {
 		b.log.Debug("mqtt: still disconnected: "+why, "err", err)
@@ -247,7 +252,12 @@ func (b *Bridge) flush(ctx context.Context) {
 	for b.isReady() && ctx.Err() == nil {
 		topic, payload, ok := b.out.next()
 		if !ok {
-			return
+			// Events go once every retained message due is out: an
+			// automation they trigger reads the state they changed.
+			if !b.publishEvent(ctx) {
+				return
+			}
+			continue
 		}
 		pctx, cancel := context.WithTimeout(ctx, publishTimeout)
 		err := b.client.Publish(pctx, topic, payload, true)
@@ -270,6 +280,7 @@ func (b *Bridge) republish() {
 		b.out.put(b.t.StopState(b.gw), b.stop)
 	}
 	b.putBridgeLocked()
+	b.republishApprovalsLocked()
 	for _, id := range b.bridgedLocked() {
 		b.out.put(b.t.Availability(b.gw, id), availability(b.devs[id].State))
 		if v, ok := b.values[id]; ok {

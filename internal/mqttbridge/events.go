@@ -44,6 +44,7 @@ func (b *Bridge) Sync(ctx context.Context) error {
 		}
 		b.readValue(ctx, d.ID)
 	}
+	b.syncPending(ctx)
 	b.republish()
 	return nil
 }
@@ -95,8 +96,13 @@ func (b *Bridge) Event(ctx context.Context, typ string, data json.RawMessage, dr
 		err = b.onDeviceRemoved(data)
 	case "stopped", "resumed":
 		err = b.onStop(typ == "stopped", data)
+	case "confirmationRequested":
+		err = b.onRequested(data)
 	case "confirmationResolved":
 		err = b.onResolved(ctx, data)
+		if err == nil {
+			err = b.onApprovalResolved(data)
+		}
 	}
 	if err != nil {
 		b.log.Warn("mqtt: event not understood", "type", typ, "err", err)
@@ -155,6 +161,7 @@ func (b *Bridge) onDeviceAdded(ctx context.Context, data json.RawMessage) error 
 	if !b.isOwn(id) {
 		b.putConfigLocked()
 		b.out.put(b.t.Availability(b.gw, id), availability(e.Device.State))
+		b.putDeviceApprovalLocked(e.Device, false)
 	}
 	b.putBridgeLocked()
 	b.mu.Unlock()
@@ -182,6 +189,7 @@ func (b *Bridge) onDeviceRemoved(data json.RawMessage) error {
 		b.putConfigLocked()
 		b.out.put(b.t.State(b.gw, e.Device), []byte{})
 		b.out.put(b.t.Availability(b.gw, e.Device), []byte{})
+		b.clearApprovalLocked(e.Device)
 	}
 	b.putBridgeLocked()
 	return nil

@@ -26,14 +26,17 @@ type write struct {
 
 // fakeHub is the gateway as the bridge sees it.
 type fakeHub struct {
-	mu       sync.Mutex
-	devs     []device.Descriptor
-	vals     map[string]string
-	answer   func(id string) (adapter.WriteResult, error) // nil: applied
-	stopErr  error
-	stopWait chan struct{}     // nil, or Stop returns when it is closed
-	stopped  *openhal.StopInfo // hub.stopped's answer
-	status   []string
+	mu        sync.Mutex
+	devs      []device.Descriptor
+	vals      map[string]string
+	answer    func(id string) (adapter.WriteResult, error) // nil: applied
+	stopErr   error
+	stopWait  chan struct{}     // nil, or Stop returns when it is closed
+	stopped   *openhal.StopInfo // hub.stopped's answer
+	pending   []openhal.Confirmation
+	pendErr   error
+	onPending func() // called by Pending before it answers
+	status    []string
 
 	writes chan write
 	stops  chan string
@@ -98,6 +101,16 @@ func (h *fakeHub) Stopped(ctx context.Context) (*openhal.StopInfo, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.stopped, nil
+}
+
+func (h *fakeHub) Pending(ctx context.Context) ([]openhal.Confirmation, error) {
+	h.mu.Lock()
+	list, err, hook := append([]openhal.Confirmation(nil), h.pending...), h.pendErr, h.onPending
+	h.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return list, err
 }
 
 func (h *fakeHub) BrokerStatus(s string) {

@@ -25,6 +25,9 @@ var halMethods = map[string]struct {
 	adapterproto.MethodDeviceRead:  {openhal.MethodRead, openhal.ScopeRead},
 	adapterproto.MethodDeviceWrite: {openhal.MethodWrite, openhal.ScopeControlLow},
 	adapterproto.MethodHubStop:     {openhal.MethodStop, openhal.ScopeControlLow},
+	// hal/confirmations/list answers the requests of the devices the
+	// grant sees (the adapter's entry).
+	adapterproto.MethodHubConfirmations: {openhal.MethodConfirmationsList, openhal.ScopeRead},
 }
 
 func (h *handler) Request(ctx context.Context, method string, params json.RawMessage) (any, *jsonrpc.Error) {
