@@ -60,7 +60,8 @@ function notify(c) {
 }
 
 // values are the bench's live device values (useDevices).
-export function Confirmations({ conn, list, values }) {
+// live is false while the page reconnects: nothing can be approved then.
+export function Confirmations({ conn, list, values, live = true }) {
 	const now = useNow();
 	const [perm, setPerm] = useState(typeof Notification === "undefined" ? "unsupported" : Notification.permission);
 	const ask = () => Notification.requestPermission().then(setPerm);
@@ -68,11 +69,11 @@ export function Confirmations({ conn, list, values }) {
 		<h2>Confirmations</h2>
 		${perm === "default" && html`<button type="button" class="secondary" onClick=${ask}>Notify me of new requests</button>`}
 		${list.length === 0 && html`<p class="muted">No confirmation requests.</p>`}
-		<ul class="list">${list.map((c) => html`<${Item} key=${c.id} conn=${conn} c=${c} now=${now} live=${values[c.device]} />`)}</ul>
+		<ul class="list">${list.map((c) => html`<${Item} key=${c.id} conn=${conn} c=${c} now=${now} current=${values[c.device] || c.current} connected=${live} />`)}</ul>
 	</section>`;
 }
 
-function Item({ conn, c, now, live }) {
+function Item({ conn, c, now, current, connected }) {
 	const [reason, setReason] = useState("");
 	const [error, setError] = useState("");
 	const resolve = async (method) => {
@@ -85,7 +86,6 @@ function Item({ conn, c, now, live }) {
 	};
 	const open = c.status === "pending";
 	const rid = "reason-" + c.id;
-	const current = live || c.current;
 	return html`<li class="card" data-test="confirmation" data-id=${c.id}>
 		<p><strong>${c.device}</strong> asks: <code data-test="asked">${JSON.stringify(c.value)}</code>${open && current && html` · now: <code data-test="current">${JSON.stringify(current.value)}</code>`} · ${c.id}</p>
 		<p>asked by ${who(c.requestedBy)} at ${when(c.createdAt)}${c.reason ? ": " + c.reason : ""}</p>
@@ -93,8 +93,8 @@ function Item({ conn, c, now, live }) {
 		${open && isAdmin(conn.init.principal) && html`<div class="actions">
 			<label for=${rid}>reason (for a rejection)</label>
 			<input id=${rid} data-test="reason" value=${reason} onInput=${(ev) => setReason(ev.target.value)} />
-			<button type="button" data-test="approve" onClick=${() => resolve("hal/confirmations/approve")}>Approve</button>
-			<button type="button" class="danger" data-test="reject" onClick=${() => resolve("hal/confirmations/reject")}>Reject</button>
+			<button type="button" data-test="approve" disabled=${!connected} onClick=${() => resolve("hal/confirmations/approve")}>Approve</button>
+			<button type="button" class="danger" data-test="reject" disabled=${!connected} onClick=${() => resolve("hal/confirmations/reject")}>Reject</button>
 		</div>`}
 		${error && html`<p class="error" role="alert">${error}</p>`}
 	</li>`;
