@@ -27,9 +27,20 @@ export function Plots({ conn, devices, live, lostAt }) {
 	const ids = shown.map((d) => d.id).join(" ");
 	useEffect(() => {
 		let on = true;
+		// The values that come between the history's answers and each
+		// plot's own listening (a plot listens once drawn) are kept here
+		// and replayed by the plot, until every plot listens.
+		const early = { list: [], waiting: new Set(), off: null };
+		early.off = conn.session.on("hal/value", (p) => early.list.push(p));
 		Promise.all(shown.map((d) => seriesOf(conn.session, d)))
-			.then((all) => on && setSeries(all.flat()));
-		return () => { on = false; };
+			.then((all) => {
+				if (!on) return;
+				const flat = all.flat();
+				flat.forEach((s) => { s.early = early; early.waiting.add(s.key); });
+				if (flat.length === 0) early.off();
+				setSeries(flat);
+			});
+		return () => { on = false; early.off(); };
 	}, [conn, ids]);
 	const until = useRef(null);
 	until.current = live ? null : lostAt || Date.now();
@@ -81,23 +92,30 @@ function Plot({ conn, s, until }) {
 		const data = [s.t.slice(), s.v.slice()];
 		const end = () => until.current || Date.now();
 		const u = new uPlot(options(s, box.current.clientWidth), toNow(data, end()), box.current);
-		box.current.uplot = u; // for the browser tests: the series and axes drawn
+		box.current.uplot = u; // for the browser tests: the data and axes drawn
+		box.current.series = s;
 		const fit = new ResizeObserver(() => u.setSize({ width: box.current.clientWidth, height: 160 }));
 		fit.observe(box.current);
 		// Drawn at most once a frame: values that stream in by the
 		// thousand a second must not keep the page (and its STOP) busy.
 		let frame = 0;
 		const draw = () => { frame = 0; u.setData(toNow(data, end())); };
-		const off = conn.session.on("hal/value", (p) => {
+		const take = (p, after) => {
 			if (p.device !== s.device) return;
 			const x = s.field ? p.value && p.value[s.field] : p.value;
 			const t = Date.parse(p.ts);
-			if (x === undefined || (data[0].length && t < data[0][data[0].length - 1])) return;
+			const last = data[0].length ? data[0][data[0].length - 1] : -Infinity;
+			if (x === undefined || t < last || (after && t === last)) return;
 			data[0].push(t);
 			data[1].push(Number(x));
 			if (data[0].length > kept) { data[0].shift(); data[1].shift(); }
 			frame = frame || requestAnimationFrame(draw);
-		});
+		};
+		// Values since the history was asked for: those it did not have.
+		s.early.list.forEach((p) => take(p, true));
+		const off = conn.session.on("hal/value", (p) => take(p, false));
+		s.early.waiting.delete(s.key);
+		if (s.early.waiting.size === 0) { s.early.off(); s.early.list = []; }
 		const move = setInterval(draw, 10000); // the time axis follows now
 		return () => { off(); cancelAnimationFrame(frame); clearInterval(move); fit.disconnect(); u.destroy(); };
 	}, [conn, s]);
@@ -116,8 +134,9 @@ function toNow([t, v], end) {
 
 // options sets uPlot up for times in milliseconds with round ticks, the
 // page's colours, the unit on the y-axis, and steps for a written value
-// (align 1: a value holds from its time until the next one).
-function options(s, width) {
+// (align 1: a value holds from its time until the next one). Exported
+// for the browser tests, which draw known data with it.
+export function options(s, width) {
 	const css = getComputedStyle(document.documentElement);
 	const fg = css.getPropertyValue("--muted").trim();
 	const line = css.getPropertyValue("--accent").trim();
