@@ -164,6 +164,8 @@ func TestPlotLooks(t *testing.T) {
 	}
 	t.Logf("time axis: %s", ticks)
 
+	p.screenshotsOf("plots", chromedp.CSS(`.plots`))
+
 	p.waitText(deviceHook("sim.temperature", "value"), `^temperature -?\d+(\.\d+)? °C$`)
 	if eval[bool](p, `document.body.innerText.includes("Cel")`) {
 		t.Errorf("the page shows a unit as Cel: %s", eval[string](p, `document.body.innerText`))
