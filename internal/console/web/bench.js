@@ -93,7 +93,7 @@ function Device({ conn, d, v, pending, onPending, live, stopped }) {
 		${!live && html`<p class="muted" data-test="value-time">${v && v.ts ? "last value at " + when(v.ts) + ", not live" : "no value received, not live"}</p>`}
 		<p><span data-test="state" class=${"state-" + d.state}>${d.state === "fault" ? "fault: " + (d.fault || "") : d.state}</span>${" · "}<span class=${"risk-" + d.risk}>risk ${d.risk}</span>${" · " + d.source}</p>
 		<${Control} d=${d} v=${v} writable=${writable} onWrite=${write} reply=${reply} />
-		${safe && html`<button type="button" class="secondary" data-test="write-safe" disabled=${!live} onClick=${() => write(d.safe)}>Set to its safe value, ${showValue(d.safe, d.schema)}</button>`}
+		${safe && html`<p><button type="button" class="secondary" data-test="write-safe" disabled=${!live} onClick=${() => write(d.safe)}>Set to its safe value, ${showValue(d.safe, d.schema)}</button></p>`}
 		${may && stopped && !safe && html`<p class="muted" data-test="stopped-control">Stopped: this device has no safe value to write.</p>`}
 		${pending.map((c) => html`<${Pending} key=${c.id} c=${c} d=${d} v=${v} admin=${isAdmin(conn.init.principal)} />`)}
 		${error && html`<p class="error" role="alert">${error}</p>`}
