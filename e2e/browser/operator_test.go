@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -170,4 +172,31 @@ func TestPendingOnAdminsBench(t *testing.T) {
 	p.do(chromedp.WaitNotPresent(deviceHook("sim.heater", "pending")))
 	p.do(chromedp.Click(hook("nav-confirmations")))
 	p.waitText(chromedp.CSS(fmt.Sprintf(`[data-test="confirmation"][data-id=%q]`, id)), `rejected by operator admin`)
+}
+
+// TestPendingWithUnits: with the fan made high risk (configuration), an
+// agent's write of 40 waits; the fan's card says "asked for 40 %, now
+// 0 %" and the queue's card "asks: 40 % · now: 0 %": values with their
+// units wherever the console shows them.
+func TestPendingWithUnits(t *testing.T) {
+	t.Parallel()
+	chromiumPath(t)
+	config := filepath.Join(t.TempDir(), "gateway.yaml")
+	if err := os.WriteFile(config, []byte("board: sim\ndevices:\n  sim.fan: {risk: high}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	g := startGateway(t, t.TempDir(), "127.0.0.1:0", "127.0.0.1:0", "--config", config)
+	agent := g.dial(t, g.addToken(t, "bot", "agent", "control_low"))
+	p := logIn(t, g, g.adminToken(t))
+	p.waitText(deviceHook("sim.fan", "value"), "^0 %$")
+
+	res, err := agent.Write(context.Background(), "sim.fan", 40, "more air")
+	if err != nil || res.Status != "pending" || res.Confirmation == nil {
+		t.Fatalf("the agent's write of sim.fan: %+v, %v; want pending", res, err)
+	}
+	p.waitText(deviceHook("sim.fan", "pending"), `^Waiting for approval \(agent bot asked for 40 %, now 0 %\) · `+res.Confirmation.ID)
+	p.do(chromedp.Click(deviceHook("sim.fan", "pending-review")), chromedp.WaitVisible(hook("confirmations")))
+	item := fmt.Sprintf(`[data-test="confirmation"][data-id=%q]`, res.Confirmation.ID)
+	p.waitText(chromedp.CSS(item+` [data-test="asked"]`), `^40 %$`)
+	p.waitText(chromedp.CSS(item+` [data-test="current"]`), `^0 %$`)
 }

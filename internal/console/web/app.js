@@ -61,7 +61,7 @@ function Console({ token, onRefused, onLogout }) {
 		${conn && html`<${StopBar} conn=${conn} stopped=${stopped} setStopped=${setStopped} live=${live} />
 		<nav>${views.map((v) => html`<a href=${"#/" + v} data-test=${"nav-" + v} aria-current=${v === view ? "page" : undefined}>${v}${v === "confirmations" && pending ? " (" + pending + ")" : ""}</a>`)}</nav>
 		${view === "bench" && html`<${Bench} conn=${conn} devices=${devices} values=${values} confirmations=${confirmations} onPending=${putConfirmation} live=${live} lostAt=${status.lostAt} stopped=${stopped} />`}
-		${view === "confirmations" && html`<${Confirmations} conn=${conn} list=${confirmations} values=${values} live=${live} />`}
+		${view === "confirmations" && html`<${Confirmations} conn=${conn} list=${confirmations} values=${values} devices=${devices} live=${live} />`}
 		${view === "adapters" && html`<${Adapters} conn=${conn} />`}
 		${view === "audit" && html`<${Audit} conn=${conn} />`}
 		<${About} conn=${conn} />`}`;
