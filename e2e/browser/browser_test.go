@@ -150,6 +150,13 @@ func (p *page) waitText(sel chromedp.CSS, pattern string) string {
 // when UPDATE_SCREENSHOTS=1, and then gives the page its desktop size back.
 func (p *page) screenshots(name string) {
 	p.t.Helper()
+	p.screenshotsOf(name, "")
+}
+
+// screenshotsOf is screenshots of the element sel only (all of it, below
+// the fold too); "" is the window.
+func (p *page) screenshotsOf(name string, sel chromedp.CSS) {
+	p.t.Helper()
 	if os.Getenv("UPDATE_SCREENSHOTS") != "1" {
 		return
 	}
@@ -164,7 +171,11 @@ func (p *page) screenshots(name string) {
 	for _, s := range sizes {
 		p.do(chromedp.EmulateViewport(s.w, s.h, s.opts...))
 		ctx, cancel := context.WithTimeout(p.ctx, waitLong)
-		png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
+		shot := chromedp.CaptureScreenshot()
+		if sel != "" {
+			shot = chromedp.Screenshot(sel)
+		}
+		png, err := chromedp.Run(ctx, shot)
 		cancel()
 		if err != nil {
 			p.t.Fatalf("screenshot %s %s: %v", name, s.suffix, err)

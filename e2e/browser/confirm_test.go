@@ -43,9 +43,9 @@ func TestApproveAgentWrite(t *testing.T) {
 
 // TestOperatorWriteWaits: an operator whose token is control_low ticks
 // the heater's checkbox; the write waits for an admin, shown on the
-// heater's card with its countdown, and the checkbox stays as the heater
-// is (off); an admin's approval (from a Go client) clears it and the
-// heater shows on.
+// heater's card with who asked for what, the value now and its
+// countdown, and the checkbox stays as the heater is (off); an admin's
+// approval (from a Go client) clears it and the heater shows on.
 func TestOperatorWriteWaits(t *testing.T) {
 	g := newBench(t)
 	c := g.dial(t, g.adminToken(t))
@@ -53,7 +53,7 @@ func TestOperatorWriteWaits(t *testing.T) {
 
 	p.waitText(deviceHook("sim.heater", "value"), "^false$")
 	p.do(chromedp.Click(deviceHook("sim.heater", "control")))
-	text := p.waitText(deviceHook("sim.heater", "pending"), `^Waiting for an admin \(c-\d+\): true, \d+ s left$`)
+	text := p.waitText(deviceHook("sim.heater", "pending"), `^Waiting for approval \(operator alice asked for true, now false\) · c-\d+, \d+ s left$`)
 	id := regexp.MustCompile(`c-\d+`).FindString(text)
 	checked := fmt.Sprintf(`document.querySelector(%q).checked`, string(deviceHook("sim.heater", "control")))
 	if eval[bool](p, checked) {

@@ -108,7 +108,7 @@ func TestModbusCards(t *testing.T) {
 	p.waitText(deviceHook("meter.voltage", "value"), `^230\.1 V$`)
 	p.waitText(deviceHook("vfd.status", "value"), `^running$`)
 	p.waitText(deviceHook("vfd.mode", "value"), `^local$`)
-	p.waitText(deviceHook("plc.setpoint", "value"), `^20 Cel$`)
+	p.waitText(deviceHook("plc.setpoint", "value"), `^20 °C$`)
 
 	control := func(id string) []string {
 		return eval[[]string](p, `(() => { const e = document.querySelector('[data-test="device"][data-device="`+id+`"] [data-test="control"]');
@@ -140,7 +140,7 @@ func TestModbusCards(t *testing.T) {
 	p.waitText(deviceHook("vfd.run", "value"), `^true$`)
 	p.fill(deviceHook("plc.setpoint", "control"), "12.5")
 	p.do(chromedp.Click(deviceHook("plc.setpoint", "send")))
-	p.waitText(deviceHook("plc.setpoint", "value"), `^12\.5 Cel$`)
+	p.waitText(deviceHook("plc.setpoint", "value"), `^12\.5 °C$`)
 	for id, want := range map[string]any{"vfd.mode": "remote", "vfd.run": true, "plc.setpoint": 12.5} {
 		if got := regs[id].value(); got != want {
 			t.Errorf("%s holds %#v, want %#v", id, got, want)

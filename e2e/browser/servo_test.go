@@ -40,7 +40,7 @@ func TestServoCard(t *testing.T) {
 	p.do(chromedp.Navigate(g.url()))
 	p.fill(hook("login-token"), g.adminToken(t))
 	p.do(chromedp.Click(hook("login-submit")), chromedp.WaitVisible(deviceHook("arm.base", "")))
-	p.waitText(deviceHook("arm.base", "value"), `^30 deg$`)
+	p.waitText(deviceHook("arm.base", "value"), `^30 °$`)
 	p.waitText(deviceHook("arm.base", "state"), `^fault: .*chips\.servos \(pca9685 at 0x40 on I2C bus 1\)`)
 	slider := eval[[]string](p, `(() => { const e = document.querySelector('[data-test="device"][data-device="arm.base"] [data-test="control"]');
 		return [e.type, e.min, e.max, e.step, e.value, String(e.disabled)]; })()`)

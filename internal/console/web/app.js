@@ -4,7 +4,7 @@
 // Views are hash routes (#/bench, #/confirmations, #/adapters, #/audit);
 // the STOP and the stop banner are on every one.
 import { html, render, useEffect, useState } from "./vendor/htm/standalone.module.js";
-import { statusText, useConnection } from "./connection.js";
+import { staleText, statusText, useConnection } from "./connection.js";
 import { Bench, useDevices } from "./bench.js";
 import { Confirmations, useConfirmations } from "./confirmations.js";
 import { StopBar, useStop } from "./stop.js";
@@ -47,16 +47,21 @@ function Console({ token, onRefused, onLogout }) {
 	const view = useView();
 	const p = conn && conn.init.principal;
 	const pending = confirmations.filter((c) => c.status === "pending").length;
+	// live: the page's values and controls are the gateway's now. While it
+	// reconnects they are the last ones it heard, greyed, and nothing can
+	// be sent.
+	const live = status.state === "connected";
 	return html`<header>
 			<h1>Gateway console</h1>
 			${p && html`<span class="muted">${p.kind} <strong>${p.name}</strong>, scope ${p.scope}</span>`}
 			<button type="button" class="secondary" data-test="logout" onClick=${onLogout}>Log out</button>
 		</header>
 		<p class=${"conn conn-" + status.state} data-test="conn-status" role="status">${statusText(status)}</p>
-		${conn && html`<${StopBar} conn=${conn} stopped=${stopped} setStopped=${setStopped} />
+		${conn && !live && html`<p class="stale-note" data-test="stale">${staleText(status)}</p>`}
+		${conn && html`<${StopBar} conn=${conn} stopped=${stopped} setStopped=${setStopped} live=${live} />
 		<nav>${views.map((v) => html`<a href=${"#/" + v} data-test=${"nav-" + v} aria-current=${v === view ? "page" : undefined}>${v}${v === "confirmations" && pending ? " (" + pending + ")" : ""}</a>`)}</nav>
-		${view === "bench" && html`<${Bench} conn=${conn} devices=${devices} values=${values} confirmations=${confirmations} onPending=${putConfirmation} />`}
-		${view === "confirmations" && html`<${Confirmations} conn=${conn} list=${confirmations} values=${values} />`}
+		${view === "bench" && html`<${Bench} conn=${conn} devices=${devices} values=${values} confirmations=${confirmations} onPending=${putConfirmation} live=${live} lostAt=${status.lostAt} stopped=${stopped} />`}
+		${view === "confirmations" && html`<${Confirmations} conn=${conn} list=${confirmations} values=${values} devices=${devices} live=${live} />`}
 		${view === "adapters" && html`<${Adapters} conn=${conn} />`}
 		${view === "audit" && html`<${Audit} conn=${conn} />`}
 		<${About} conn=${conn} />`}`;

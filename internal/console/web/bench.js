@@ -1,10 +1,13 @@
 // The bench: every device the token may see, live. Values follow
 // hal/value and states hal/deviceState; a writable device gets a control
-// made from its schema, and a write that waits for an admin shows as
-// pending with its countdown.
+// made from its schema, and a device with a write waiting for an admin
+// (whoever asked) says so, with the value asked for, the value now and
+// the countdown. While the page is not live its values are greyed with
+// their time and its controls are off; during a stop a device's only
+// control is the write of its safe value.
 import { html, useEffect, useState } from "./vendor/htm/standalone.module.js";
 import { explain } from "./hub.js";
-import { canWrite, secondsLeft, showValue, where } from "./format.js";
+import { canWrite, isAdmin, secondsLeft, showValue, unitSymbol, when, where, who } from "./format.js";
 import { useNow } from "./now.js";
 import { Plots } from "./plots.js";
 
@@ -52,20 +55,21 @@ export function useDevices(conn) {
 	return { devices, values };
 }
 
-// Bench shows the devices; confirmations are the console's list, from
-// which each device shows this token's pending writes.
-export function Bench({ conn, devices, values, confirmations, onPending }) {
+// Bench shows the devices; confirmations are the console's list (the
+// Hub's listing, then its notifications), from which each device shows
+// every pending request for it, whoever made it. live is false while the
+// page reconnects (lostAt: since when); stopped is the stop in force.
+export function Bench({ conn, devices, values, confirmations, onPending, live = true, lostAt, stopped }) {
 	if (devices.length === 0) return html`<p class="muted">This token may see no device.</p>`;
-	const me = conn.init.principal;
-	const mine = (d) => confirmations.filter((c) => c.status === "pending" && c.device === d.id &&
-		c.requestedBy.kind === me.kind && c.requestedBy.name === me.name);
+	const waiting = (d) => confirmations.filter((c) => c.status === "pending" && c.device === d.id);
 	return html`<div class="cards">
-			${devices.map((d) => html`<${Device} key=${d.id} conn=${conn} d=${d} v=${values[d.id]} pending=${mine(d)} onPending=${onPending} />`)}
+			${devices.map((d) => html`<${Device} key=${d.id} conn=${conn} d=${d} v=${values[d.id]} pending=${waiting(d)}
+				onPending=${onPending} live=${live} stopped=${!!stopped} />`)}
 		</div>
-		<${Plots} conn=${conn} devices=${devices} />`;
+		<${Plots} conn=${conn} devices=${devices} live=${live} lostAt=${lostAt} />`;
 }
 
-function Device({ conn, d, v, pending, onPending }) {
+function Device({ conn, d, v, pending, onPending, live, stopped }) {
 	const [reply, setReply] = useState(null);
 	const [error, setError] = useState("");
 	const write = async (value) => {
@@ -78,21 +82,34 @@ function Device({ conn, d, v, pending, onPending }) {
 			setError(explain(err));
 		}
 	};
-	const writable = String(d.access).includes("w") && canWrite(conn.init.principal);
-	return html`<article class="card" data-test="device" data-device=${d.id}>
+	const may = String(d.access).includes("w") && canWrite(conn.init.principal);
+	// A stop refuses every write but that of a safe value (spec §6).
+	const writable = may && live && !stopped;
+	const safe = may && stopped && d.safe !== undefined;
+	return html`<article class=${"card" + (live ? "" : " stale")} data-test="device" data-device=${d.id}>
 		<h3>${d.label || d.id} <code class="muted">${d.id}</code></h3>
 		${where(d) && html`<p class="muted" data-test="where">${where(d)}</p>`}
 		<p class="value" data-test="value">${showValue(v && v.value, d.schema)}</p>
+		${!live && html`<p class="muted" data-test="value-time">${v && v.ts ? "last value at " + when(v.ts) + ", not live" : "no value received, not live"}</p>`}
 		<p><span data-test="state" class=${"state-" + d.state}>${d.state === "fault" ? "fault: " + (d.fault || "") : d.state}</span>${" · "}<span class=${"risk-" + d.risk}>risk ${d.risk}</span>${" · " + d.source}</p>
 		<${Control} d=${d} v=${v} writable=${writable} onWrite=${write} reply=${reply} />
-		${pending.map((c) => html`<${Pending} key=${c.id} c=${c} />`)}
+		${safe && html`<p><button type="button" class="secondary" data-test="write-safe" disabled=${!live} onClick=${() => write(d.safe)}>Set to its safe value, ${showValue(d.safe, d.schema)}</button></p>`}
+		${may && stopped && !safe && html`<p class="muted" data-test="stopped-control">Stopped: this device has no safe value to write.</p>`}
+		${pending.map((c) => html`<${Pending} key=${c.id} c=${c} d=${d} v=${v} admin=${isAdmin(conn.init.principal)} />`)}
 		${error && html`<p class="error" role="alert">${error}</p>`}
 	</article>`;
 }
 
-function Pending({ c }) {
+// queue is the confirmations view, where an admin approves or rejects.
+const queue = "#/confirmations";
+
+// Pending is a request waiting for an admin: who asked for what, the
+// value now, the time left; an admin gets the way to the queue.
+function Pending({ c, d, v, admin }) {
 	const now = useNow();
-	return html`<p class="pending" data-test="pending">Waiting for an admin (${c.id}): ${JSON.stringify(c.value)}, ${secondsLeft(c.expiresAt, now)} s left</p>`;
+	const asked = showValue(c.value, d.schema);
+	const cur = v ? v.value : c.current && c.current.value;
+	return html`<p class="pending" data-test="pending" data-id=${c.id}>Waiting for approval (${who(c.requestedBy)} asked for ${asked}${cur !== undefined ? ", now " + showValue(cur, d.schema) : ""}) · ${c.id}, ${secondsLeft(c.expiresAt, now)} s left${admin ? html` · <a href=${queue} data-test="pending-review">approve or reject</a>` : ""}</p>`;
 }
 
 // Control is the input the schema calls for; read-only devices and
@@ -150,7 +167,7 @@ function NumberBox({ id, schema, step, writable, onWrite }) {
 		if (!Number.isNaN(x)) onWrite(x);
 	};
 	return html`<form class="line" onSubmit=${send}>
-		<label for=${id}>set${schema.unit ? " (" + schema.unit + ")" : ""}</label>
+		<label for=${id}>set${unitSymbol(schema.unit) ? " (" + unitSymbol(schema.unit) + ")" : ""}</label>
 		<input id=${id} type="number" data-test="control" disabled=${!writable} min=${schema.minimum} max=${schema.maximum} step=${step} />
 		<button type="submit" data-test="send" disabled=${!writable}>Set</button>
 	</form>`;
@@ -167,7 +184,7 @@ function Range({ id, schema, step, cur, writable, onWrite }) {
 		setDraft(null);
 		onWrite(Number(ev.target.value));
 	};
-	return html`<label for=${id}>set <output>${shown}${schema.unit ? " " + schema.unit : ""}</output>
+	return html`<label for=${id}>set <output>${showValue(shown, schema)}</output>
 		<input id=${id} type="range" data-test="control" disabled=${!writable} min=${min} max=${max} step=${step}
 			value=${shown} onInput=${(ev) => setDraft(Number(ev.target.value))} onChange=${release} /></label>`;
 }

@@ -8,7 +8,7 @@
 // says whose write took its place.
 import { html, useEffect, useState } from "./vendor/htm/standalone.module.js";
 import { explain } from "./hub.js";
-import { isAdmin, secondsLeft, when, who } from "./format.js";
+import { isAdmin, secondsLeft, showValue, when, who } from "./format.js";
 import { useNow } from "./now.js";
 
 const title = "Gateway console";
@@ -60,7 +60,10 @@ function notify(c) {
 }
 
 // values are the bench's live device values (useDevices).
-export function Confirmations({ conn, list, values }) {
+// live is false while the page reconnects: nothing can be approved then.
+// devices are the bench's, whose schemas give values their units.
+export function Confirmations({ conn, list, values, devices = [], live = true }) {
+	const schemas = Object.fromEntries(devices.map((d) => [d.id, d.schema || {}]));
 	const now = useNow();
 	const [perm, setPerm] = useState(typeof Notification === "undefined" ? "unsupported" : Notification.permission);
 	const ask = () => Notification.requestPermission().then(setPerm);
@@ -68,11 +71,14 @@ export function Confirmations({ conn, list, values }) {
 		<h2>Confirmations</h2>
 		${perm === "default" && html`<button type="button" class="secondary" onClick=${ask}>Notify me of new requests</button>`}
 		${list.length === 0 && html`<p class="muted">No confirmation requests.</p>`}
-		<ul class="list">${list.map((c) => html`<${Item} key=${c.id} conn=${conn} c=${c} now=${now} live=${values[c.device]} />`)}</ul>
+		<ul class="list">${list.map((c) => html`<${Item} key=${c.id} conn=${conn} c=${c} now=${now} current=${values[c.device] || c.current} connected=${live} schema=${schemas[c.device]} />`)}</ul>
 	</section>`;
 }
 
-function Item({ conn, c, now, live }) {
+function Item({ conn, c, now, current, connected, schema }) {
+	// A value with its device's unit ("40 %"); as JSON for a device the
+	// page does not list.
+	const val = (x) => (schema ? showValue(x, schema) : JSON.stringify(x));
 	const [reason, setReason] = useState("");
 	const [error, setError] = useState("");
 	const resolve = async (method) => {
@@ -85,24 +91,23 @@ function Item({ conn, c, now, live }) {
 	};
 	const open = c.status === "pending";
 	const rid = "reason-" + c.id;
-	const current = live || c.current;
 	return html`<li class="card" data-test="confirmation" data-id=${c.id}>
-		<p><strong>${c.device}</strong> asks: <code data-test="asked">${JSON.stringify(c.value)}</code>${open && current && html` · now: <code data-test="current">${JSON.stringify(current.value)}</code>`} · ${c.id}</p>
+		<p><strong>${c.device}</strong> asks: <code data-test="asked">${val(c.value)}</code>${open && current && html` · now: <code data-test="current">${val(current.value)}</code>`} · ${c.id}</p>
 		<p>asked by ${who(c.requestedBy)} at ${when(c.createdAt)}${c.reason ? ": " + c.reason : ""}</p>
-		<p class=${"status-" + c.status}>${open ? secondsLeft(c.expiresAt, now) + " s left" : resolution(c)}</p>
+		<p class=${"status-" + c.status}>${open ? secondsLeft(c.expiresAt, now) + " s left" : resolution(c, val)}</p>
 		${open && isAdmin(conn.init.principal) && html`<div class="actions">
 			<label for=${rid}>reason (for a rejection)</label>
 			<input id=${rid} data-test="reason" value=${reason} onInput=${(ev) => setReason(ev.target.value)} />
-			<button type="button" data-test="approve" onClick=${() => resolve("hal/confirmations/approve")}>Approve</button>
-			<button type="button" class="danger" data-test="reject" onClick=${() => resolve("hal/confirmations/reject")}>Reject</button>
+			<button type="button" data-test="approve" disabled=${!connected} onClick=${() => resolve("hal/confirmations/approve")}>Approve</button>
+			<button type="button" class="danger" data-test="reject" disabled=${!connected} onClick=${() => resolve("hal/confirmations/reject")}>Reject</button>
 		</div>`}
 		${error && html`<p class="error" role="alert">${error}</p>`}
 	</li>`;
 }
 
-// resolution says how a request ended, and by whom.
-function resolution(c) {
-	if (c.status === "superseded" && c.supersededBy) return superseded(c.supersededBy) + (c.resolvedAt ? " at " + when(c.resolvedAt) : "") + ": not applied";
+// resolution says how a request ended, and by whom; val shows a value.
+function resolution(c, val) {
+	if (c.status === "superseded" && c.supersededBy) return superseded(c.supersededBy, val) + (c.resolvedAt ? " at " + when(c.resolvedAt) : "") + ": not applied";
 	const by = c.approvedBy || c.rejectedBy || c.resolvedBy;
 	let s = c.status + (by ? " by " + who(by) : "") + (c.resolvedAt ? " at " + when(c.resolvedAt) : "");
 	if (c.resolveReason) s += ": " + c.resolveReason;
@@ -112,7 +117,7 @@ function resolution(c) {
 
 // superseded says what took a request's place: a write of the device, or
 // its creator's newer request.
-function superseded(by) {
-	if (by.request) return "superseded by " + who(by.principal) + "'s newer request " + by.request + " for " + JSON.stringify(by.value);
-	return "superseded by " + who(by.principal) + "'s write of " + JSON.stringify(by.value);
+function superseded(by, val) {
+	if (by.request) return "superseded by " + who(by.principal) + "'s newer request " + by.request + " for " + val(by.value);
+	return "superseded by " + who(by.principal) + "'s write of " + val(by.value);
 }

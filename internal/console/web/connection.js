@@ -8,6 +8,7 @@
 // reads its state again (they depend on the session).
 import { useEffect, useState } from "./vendor/htm/standalone.module.js";
 import { HubError, Session, explain, hubURL } from "./hub.js";
+import { when } from "./format.js";
 
 const firstDelay = 500;
 const maxDelay = 10000;
@@ -20,7 +21,8 @@ const busy = -32010;
 // useConnection returns {conn, status}: conn is {session, init} of the
 // connection up now (the last one while reconnecting, so the page stays
 // on screen), status {state: "connecting"|"connected"|"reconnecting",
-// restarted, error, retryIn}. A token the Hub refuses calls
+// restarted, error, retryIn, lostAt}: lostAt is when the connection
+// that was up ended (ms; none before the first one). A token the Hub refuses calls
 // onRefused(sentence) and stops trying; a busy Hub is tried again.
 export function useConnection(token, onRefused) {
 	const [conn, setConn] = useState(null);
@@ -34,12 +36,16 @@ export function useConnection(token, onRefused) {
 		let bootId = null;
 		let restarted = null;
 		let current = null;
+		let up = false; // a connection was up, and none since it ended
+		let lostAt = null;
 
 		const retry = (error) => {
 			if (done) return;
 			const wait = delay;
 			delay = Math.min(delay * 2, maxDelay);
-			setStatus({ state: "reconnecting", restarted, error, retryIn: wait });
+			if (up) lostAt = Date.now();
+			up = false;
+			setStatus({ state: "reconnecting", restarted, error, retryIn: wait, lostAt });
 			timer = setTimeout(connect, wait);
 		};
 		const connect = () => {
@@ -51,6 +57,8 @@ export function useConnection(token, onRefused) {
 				if (bootId && init.bootId !== bootId) restarted = init.bootId;
 				bootId = init.bootId;
 				delay = firstDelay;
+				up = true;
+				lostAt = null;
 				setConn({ session: s, init });
 				setStatus({ state: "connected", restarted });
 			})().catch((err) => {
@@ -92,4 +100,11 @@ export function statusText(st) {
 	default:
 		return "connecting…";
 	}
+}
+
+// staleText says, while the page reconnects, since when what it shows is
+// old and what does not work meanwhile.
+export function staleText(st) {
+	const since = st.lostAt ? " since " + when(new Date(st.lostAt).toISOString()) : "";
+	return "Not live" + since + ": the values shown are the last ones received, and nothing can be sent (no write, no STOP) until the connection is back.";
 }

@@ -33,7 +33,38 @@ export function showValue(v, schema = {}) {
 		return Object.entries(v).map(([k, x]) => k + " " + showValue(x, props[k] || {})).join(", ");
 	}
 	if (typeof v === "number") v = Math.round(v * 1000) / 1000;
-	return String(v) + (schema.unit ? " " + schema.unit : "");
+	const unit = unitSymbol(schema.unit);
+	return String(v) + (unit ? " " + unit : "");
+}
+
+// symbols are the SenML units (RFC 8428, RFC 8798) that people read
+// another way: °C, not Cel. The JS copy of device/unitsymbol.go's table
+// (e2e/browser's TestUnitSymbols holds the two the same); a unit not
+// here reads as it is written.
+const symbols = {
+	"Cel": "°C",
+	"%RH": "%",
+	"%EL": "%",
+	"/": "",
+	"1/min": "rpm",
+	"deg": "°",
+	"W/m2": "W/m²",
+	"m/s2": "m/s²",
+	"m2": "m²",
+	"m3": "m³",
+	"m3/s": "m³/s",
+	"ug/m3": "µg/m³",
+	"us": "µs",
+	"uS/cm": "µS/cm",
+};
+
+// unitSymbol is how a person reads a schema's unit (a SenML symbol, as
+// descriptors carry it): "Cel" reads "°C", "%RH" reads "%"; "" for none.
+// Every unit the console shows goes through it; what it sends keeps the
+// SenML symbol.
+export function unitSymbol(senml) {
+	if (!senml) return "";
+	return Object.hasOwn(symbols, senml) ? symbols[senml] : senml;
 }
 
 // where says where a device is wired, from its descriptor's gateway

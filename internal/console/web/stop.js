@@ -24,7 +24,10 @@ export function useStop(conn) {
 }
 
 // StopBar is the STOP button, the banner while stopped, and the resume.
-export function StopBar({ conn, stopped, setStopped }) {
+// While the page is not live (reconnecting) a press could reach no one:
+// the STOP is greyed and disabled, and says so, rather than look as if it
+// worked.
+export function StopBar({ conn, stopped, setStopped, live = true }) {
 	const [error, setError] = useState("");
 	const p = conn.init.principal;
 	const stop = async () => {
@@ -36,15 +39,18 @@ export function StopBar({ conn, stopped, setStopped }) {
 			setError("The stop failed: " + explain(err));
 		}
 	};
+	const title = !live ? "Not connected: a press now reaches no gateway" :
+		canWrite(p) ? "Emergency stop: every output to its safe value" : "A read token cannot stop the gateway";
 	return html`<div class="stopbar">
-		<button type="button" class="stop" data-test="stop" onClick=${stop} disabled=${!canWrite(p)}
-			title=${canWrite(p) ? "Emergency stop: every output to its safe value" : "A read token cannot stop the gateway"}>STOP</button>
+		<button type="button" class=${"stop" + (live ? "" : " offline")} data-test="stop" onClick=${stop} disabled=${!live || !canWrite(p)}
+			title=${title}>STOP</button>
+		${!live && html`<p class="error" data-test="stop-offline">STOP is not live: the page cannot reach the gateway now, so pressing it would stop nothing. Use the machine's own stop, or wait for the connection.</p>`}
 		${error && html`<p class="error" role="alert">${error}</p>`}
 	</div>
-	${stopped && html`<${Banner} conn=${conn} stopped=${stopped} setStopped=${setStopped} />`}`;
+	${stopped && html`<${Banner} conn=${conn} stopped=${stopped} setStopped=${setStopped} live=${live} />`}`;
 }
 
-function Banner({ conn, stopped, setStopped }) {
+function Banner({ conn, stopped, setStopped, live }) {
 	const failed = stopped.failed || [];
 	const left = stopped.leftAsIs || [];
 	return html`<section class="banner" data-test="stop-banner" role="alert">
@@ -52,13 +58,14 @@ function Banner({ conn, stopped, setStopped }) {
 		${failed.length > 0 && html`<p>Failed to go safe: ${failed.map((f) => html`<span class="chip">${f.device} (${f.error && f.error.message})</span> `)}</p>`}
 		${left.length > 0 && html`<p>Left as they are: ${left.map((l) => html`<span class="chip">${l.device} (${l.reason})</span> `)}</p>`}
 		${!stopped.safeApplied && html`<p class="muted">The stop began before this page connected: the devices it made safe are in the audit log.</p>`}
-		${isAdmin(conn.init.principal) && html`<${Resume} conn=${conn} setStopped=${setStopped} />`}
+		<p data-test="stop-controls">While stopped, controls are off; a device with a safe value offers to write it (the only write a stop allows).</p>
+		${isAdmin(conn.init.principal) && html`<${Resume} conn=${conn} setStopped=${setStopped} live=${live} />`}
 	</section>`;
 }
 
 // Resume asks again in a modal <dialog> (Escape or Cancel closes it)
 // before it lifts the stop.
-function Resume({ conn, setStopped }) {
+function Resume({ conn, setStopped, live }) {
 	const dialog = useRef(null);
 	const [error, setError] = useState("");
 	const confirm = async () => {
@@ -72,7 +79,7 @@ function Resume({ conn, setStopped }) {
 			setError(explain(err));
 		}
 	};
-	return html`<button type="button" data-test="resume" onClick=${() => dialog.current.showModal()}>Resume…</button>
+	return html`<button type="button" data-test="resume" disabled=${!live} onClick=${() => dialog.current.showModal()}>Resume…</button>
 		${error && html`<p class="error" role="alert">${error}</p>`}
 		<dialog ref=${dialog}>
 			<p>Lift the emergency stop? Writes are accepted again; no earlier value is restored.</p>
