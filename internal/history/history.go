@@ -79,8 +79,9 @@ type History struct {
 
 	mu      sync.Mutex
 	devices map[string]*deviceSeries
-	count   int  // series in all devices
-	full    bool // MaxSeries was reached (logged once)
+	count   int          // series in all devices
+	full    bool         // MaxSeries was reached (logged once)
+	disk    *persistence // nil: kept in memory only (persist.go)
 }
 
 // deviceSeries are one device's series by field ("" for a plain value).
@@ -125,6 +126,7 @@ func (h *History) Record(e device.Event) {
 	for _, p := range points {
 		if s := h.seriesFor(e.Device, d, p); s != nil {
 			s.add(t, p.v)
+			h.kickIfHalfFull(s)
 		}
 	}
 }

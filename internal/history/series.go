@@ -43,6 +43,14 @@ type series struct {
 	kind    Kind
 	full    ring[sample]
 	minutes ring[bucket]
+	// savedFull and savedMinutes are the indices of the first sample and
+	// the first bucket not yet written to disk (persist.go); the newest
+	// bucket is written once its minute is over, or at a clean stop.
+	savedFull, savedMinutes uint64
+	// replayAfter, while the disk is read at start, is the newest minute
+	// read back: samples of later minutes, whose buckets a crash lost,
+	// are counted into buckets again.
+	replayAfter int64
 }
 
 func newSeries(kind Kind, samples, buckets int) *series {
@@ -58,7 +66,16 @@ func (s *series) add(t int64, v float64) {
 		prev, had = last.v, true
 	}
 	s.full.push(sample{t: t, v: v})
-	start := t - ((t%bucketMs)+bucketMs)%bucketMs
+	s.count(t, v, prev, had)
+}
+
+// minuteOf is the start of t's minute.
+func minuteOf(t int64) int64 { return t - ((t%bucketMs)+bucketMs)%bucketMs }
+
+// count counts v at t into the buckets; prev is the value before (had:
+// there was one).
+func (s *series) count(t int64, v, prev float64, had bool) {
+	start := minuteOf(t)
 	b := s.minutes.newest()
 	if b == nil || start > b.start {
 		s.minutes.push(bucket{start: start, min: math.Inf(1), max: math.Inf(-1)})
