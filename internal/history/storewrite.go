@@ -21,11 +21,15 @@ func isTorn(err error) bool { return errors.Is(err, errTorn) }
 func (s *Store) Append(full, minutes []batch) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stats.Flushes++
+	wrote := false
 	for kind, bs := range [...][]batch{full, minutes} {
 		g := s.kinds[kind]
 		if g.keep <= 0 || len(bs) == 0 {
 			continue
+		}
+		if !wrote {
+			wrote = true
+			s.stats.Flushes++
 		}
 		if err := s.append(g, bs); err != nil {
 			return err
