@@ -92,6 +92,7 @@ func runGateway(stop context.Context, b build, cfg *board.Config, stateDir strin
 	reg := device.NewRegistry(nil)
 	// The history follows the registry from before the board's first
 	// values.
+	extendStart(notifier, "history", log) // reading a large history back takes seconds on an SD card
 	hist, stopHistory, err := newHistory(cfg.Hub.History, stateDir, log)
 	if err != nil {
 		return err
