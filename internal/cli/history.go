@@ -77,9 +77,12 @@ func (a *app) cmdHistory(args []string, stdout, stderr io.Writer) error {
 		if fields, err = f.historyFields(ctx, c, q); err != nil {
 			return err
 		}
-		if len(fields) == 0 && !f.json {
-			_, err := fmt.Fprintf(stderr, "%s has no history: only number and boolean values are kept\n", q.device)
-			return err
+		if len(fields) == 0 {
+			fmt.Fprintf(stderr, "%s has no history: only number and boolean values are kept\n", q.device)
+			if out.csv != nil {
+				return out.done() // the header: a script reads an empty table
+			}
+			return nil
 		}
 	}
 	for _, fl := range fields {

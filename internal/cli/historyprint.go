@@ -132,31 +132,49 @@ func humanItem(it historyItem, kind gatewayext.HistoryKind) string {
 // then value,unit or the minute's columns.
 func (h *historyPrinter) csvRow(it historyItem, kind gatewayext.HistoryKind) error {
 	f := func(p *float64) string { return strconv.FormatFloat(*p, 'g', -1, 64) }
-	head := []string{"time", "device", "field"}
 	row := []string{it.TS, it.Device, it.Field}
 	switch {
 	case !h.minute:
-		head = append(head, "value", "unit")
 		row = append(row, formatValue(it.Value), it.Unit)
 	case kind == gatewayext.HistoryBoolean:
-		head = append(head, "n", "mean", "last", "changes")
 		row = append(row, fmt.Sprint(it.N), f(it.Mean), fmt.Sprint(*it.Last), fmt.Sprint(*it.Changes))
 	default:
-		head = append(head, "n", "min", "mean", "max", "unit")
 		row = append(row, fmt.Sprint(it.N), f(it.Min), f(it.Mean), f(it.Max), it.Unit)
 	}
-	if !h.header {
-		h.header = true
-		if err := h.csv.Write(head); err != nil {
-			return fmt.Errorf("write CSV: %w", err)
-		}
+	if err := h.csvHeader(kind); err != nil {
+		return err
 	}
 	return h.csv.Write(row)
 }
 
-// done flushes --csv's output; for people, says when nothing was kept.
+// csvHeader writes the header once, before the first row or alone.
+func (h *historyPrinter) csvHeader(kind gatewayext.HistoryKind) error {
+	if h.header {
+		return nil
+	}
+	h.header = true
+	head := []string{"time", "device", "field"}
+	switch {
+	case !h.minute:
+		head = append(head, "value", "unit")
+	case kind == gatewayext.HistoryBoolean:
+		head = append(head, "n", "mean", "last", "changes")
+	default:
+		head = append(head, "n", "min", "mean", "max", "unit")
+	}
+	if err := h.csv.Write(head); err != nil {
+		return fmt.Errorf("write CSV: %w", err)
+	}
+	return nil
+}
+
+// done flushes --csv's output (a header alone when there was no item);
+// for people, says when nothing was kept.
 func (h *historyPrinter) done() error {
 	if h.csv != nil {
+		if err := h.csvHeader(gatewayext.HistoryNumber); err != nil {
+			return err
+		}
 		h.csv.Flush()
 		return h.csv.Error()
 	}
