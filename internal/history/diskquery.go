@@ -11,9 +11,9 @@ import (
 // Next after the last item when the page is full, else Next is to, where
 // memory takes over. A bucket written twice (the newest one at a clean
 // stop, then again once its minute was over) counts as its later copy.
-func fromDisk[T any](st *Store, q Query, to uint64, p *Page, items func(*batch) []T, at func(*T) int64) ([]T, error) {
+func fromDisk[T any](st *Store, q Query, kind Kind, to uint64, p *Page, items func(*batch) []T, at func(*T) int64) ([]T, error) {
 	minute := q.Resolution == Minute
-	r := diskRange{device: q.Device, field: q.Field, minute: minute, from: q.From, to: to, since: math.MinInt64, until: math.MaxInt64}
+	r := diskRange{device: q.Device, field: q.Field, kind: kind, minute: minute, from: q.From, to: to, since: math.MinInt64, until: math.MaxInt64}
 	if q.Since != nil {
 		r.since = *q.Since
 	}

@@ -138,6 +138,10 @@ func (h *History) seriesFor(id string, d *deviceSeries, p point) *series {
 	switch {
 	case s != nil && s.kind == p.kind:
 		return s
+	case s != nil && s.fromDisk:
+		// The device's value changed kind across a restart (its
+		// configuration did): the new kind's series follows on.
+		return s.rekind(p.kind, d, p.field, h.opt)
 	case s != nil, len(p.field) > maxFieldLen, len(d.series) >= h.opt.MaxFields:
 		d.refused++
 		return nil

@@ -85,10 +85,14 @@ func (h *History) load(kind int, b *batch) {
 		d = &deviceSeries{series: map[string]*series{}}
 		h.devices[b.device] = d
 	}
+	if s := d.series[b.field]; s != nil && s.kind != b.kind {
+		s.rekind(b.kind, d, b.field, h.opt) // the newer records' kind wins
+	}
 	s := h.seriesFor(b.device, d, point{field: b.field, kind: b.kind})
 	if s == nil {
 		return
 	}
+	s.fromDisk = true
 	if kind == kindMinute {
 		for i, x := range b.buckets {
 			s.minutes.put(b.first+uint64(i), x)

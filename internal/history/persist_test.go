@@ -178,3 +178,35 @@ func TestPersistRun(t *testing.T) {
 		t.Errorf("after the stop: %d samples and %d buckets written, want 5 and the minute's 1", st.Samples, st.Buckets)
 	}
 }
+
+// A device whose value changes kind across a restart (its configuration
+// did) gets a series of the new kind, its indices following the old
+// one's; pages read only their kind's items, from disk too, and the
+// next start keeps the newer kind.
+func TestPersistKindChange(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	h := openAt(t, dir)
+	for i := range 3 {
+		h.Record(value("d", float64(i), t0.Add(time.Duration(i)*time.Second)))
+	}
+	if err := h.Flush(true); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 2 {
+		h = openAt(t, dir)
+		if round == 0 {
+			h.Record(value("d", true, t0.Add(time.Minute)))
+			if err := h.Flush(true); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := h.Query(Query{Device: "d", FromDisk: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Kind != KindBoolean || len(p.Samples.V) != 1 || p.Samples.V[0] != true || p.Next != 4 {
+			t.Errorf("start %d after the change: %+v %+v, want one boolean, true, of index 3", round+1, p, p.Samples)
+		}
+	}
+}

@@ -132,9 +132,9 @@ func (h *History) collect(q Query, p *Page) ([]sample, []bucket, error) {
 	if disk != nil && q.FromDisk && q.From < memOldest {
 		var err error
 		if minute {
-			dBuckets, err = fromDisk(disk.store, q, memOldest, p, func(b *batch) []bucket { return b.buckets }, func(x *bucket) int64 { return x.start })
+			dBuckets, err = fromDisk(disk.store, q, s.kind, memOldest, p, func(b *batch) []bucket { return b.buckets }, func(x *bucket) int64 { return x.start })
 		} else {
-			dSamples, err = fromDisk(disk.store, q, memOldest, p, func(b *batch) []sample { return b.samples }, func(x *sample) int64 { return x.t })
+			dSamples, err = fromDisk(disk.store, q, s.kind, memOldest, p, func(b *batch) []sample { return b.samples }, func(x *sample) int64 { return x.t })
 		}
 		if err != nil {
 			return nil, nil, err

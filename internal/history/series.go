@@ -51,6 +51,22 @@ type series struct {
 	// read back: samples of later minutes, whose buckets a crash lost,
 	// are counted into buckets again.
 	replayAfter int64
+	// fromDisk is a series read back at start that has no value since:
+	// a value of another kind replaces it (rekind).
+	fromDisk bool
+}
+
+// rekind replaces s, in d, by an empty series of kind whose indices
+// follow s's, so that the disk's items of either never share an index
+// (a page reads only its kind's).
+func (s *series) rekind(kind Kind, d *deviceSeries, field string, opt Options) *series {
+	ns := newSeries(kind, opt.Samples, opt.Buckets)
+	ns.full.restart(s.full.total)
+	ns.minutes.restart(s.minutes.total)
+	ns.savedFull, ns.savedMinutes = s.full.total, s.minutes.total
+	ns.replayAfter = s.replayAfter
+	d.series[field] = ns
+	return ns
 }
 
 func newSeries(kind Kind, samples, buckets int) *series {
@@ -61,6 +77,7 @@ func newSeries(kind Kind, samples, buckets int) *series {
 // newest bucket's (a device's clock going back) counts in the newest
 // bucket, so that buckets stay in order.
 func (s *series) add(t int64, v float64) {
+	s.fromDisk = false
 	prev, had := 0.0, false
 	if last := s.full.newest(); last != nil {
 		prev, had = last.v, true

@@ -11,6 +11,7 @@ import (
 // index is in [from, to) and whose time is in [since, until).
 type diskRange struct {
 	device, field string
+	kind          Kind // a series' items of another kind (before a restart) are not its
 	minute        bool
 	from, to      uint64
 	since, until  int64
@@ -68,7 +69,7 @@ func (s *Store) each(r diskRange, fn func(b *batch) bool) error {
 		}
 		_, err = readFrames(io.LimitReader(f, p.size), func(payload []byte) error {
 			d := decoder{b: payload}
-			if h := d.header(); d.err != nil || h.device != r.device || h.field != r.field {
+			if h := d.header(); d.err != nil || h.device != r.device || h.field != r.field || h.kind != r.kind {
 				return nil
 			}
 			b, err := decodeRecord(payload)
