@@ -32,7 +32,8 @@ const historyDiskConfig = "board: sim\nhub:\n  history: {flushInterval: 1s}\n"
 // disk, at least as many samples of the first run as /metrics had counted
 // then, and sim.fan's are its start value then exactly the values written,
 // in order, from the first on: none lost before the last flush, none
-// corrupted, whatever the kill tore.
+// corrupted, whatever the kill tore. The console's page (memory only)
+// holds them too: its plot spans the restart.
 func TestBinaryHistoryKill9(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -71,6 +72,11 @@ func TestBinaryHistoryKill9(t *testing.T) {
 			}
 		}
 		t.Logf("sim.fan: %d writes sent before the kill, %d on disk after it", len(sent), len(values)-1)
+	}
+	// The console's request (no from, no since): memory, read back from
+	// disk at the start, so that its plot spans the restart.
+	if p := historyPage(t, admin, history.Params{Device: "sim.fan"}); len(p.Samples.T) == 0 || p.Samples.T[0] >= restarted {
+		t.Errorf("sim.fan's page from memory after the restart starts at %v, want a value of the first run (before %d)", p.Samples.T[:min(1, len(p.Samples.T))], restarted)
 	}
 	if old < flushed {
 		t.Errorf("after kill -9: %d samples of the first run, want at least the %d that /metrics counted written", old, flushed)
