@@ -100,7 +100,10 @@ func (s *Store) rotate(g *segments) error {
 		return fmt.Errorf("begin history segment: %w", err)
 	}
 	if _, err := f.Write([]byte(segmentMagic)); err != nil {
+		// A full disk: no headless file left behind, and the next
+		// flush tries the same name again.
 		f.Close()
+		os.Remove(path)
 		return fmt.Errorf("begin history segment: %w", err)
 	}
 	s.stats.Writes++
