@@ -189,7 +189,7 @@ func (h *History) Run(ctx context.Context, interval time.Duration) {
 		select {
 		case <-ctx.Done():
 			if err := h.Flush(true); err != nil {
-				h.opt.Logger.Error("history not written at stop", "err", err)
+				h.opt.Logger.Warn("history not written at stop: the values since the last flush are lost", "err", err)
 			}
 			return
 		case <-tick.C:
