@@ -173,3 +173,59 @@ func TestStoreWritesPerFlush(t *testing.T) {
 		t.Errorf("stats %+v: want 6 writes and 6 syncs (2 segments begun, 2 flushes of 2 kinds), 3 samples, 2 buckets", s)
 	}
 }
+
+// A history directory removed under the store (the state directory made
+// again) gets a new segment at the next append, which reads back.
+func TestStoreDirectoryRemoved(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	st, err := OpenStore(dir, storeOpts(t0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bs := testBatches(2)
+	if err := st.Append(bs[0], nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(dir, "full")); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(bs[1], nil); err != nil {
+		t.Fatalf("append after the directory went: %v", err)
+	}
+	st.Close()
+	if got, st := loaded(t, dir); !slices.Equal(got, []uint64{1}) {
+		t.Errorf("read back %v, want the sample written after the removal, 1", got)
+	} else {
+		st.Close()
+	}
+}
+
+// A state directory that is gone is not made again by the history: the
+// append fails, and succeeds once the directory is back.
+func TestStoreStateDirectoryGone(t *testing.T) {
+	t.Parallel()
+	state := filepath.Join(t.TempDir(), "state")
+	dir := filepath.Join(state, "history")
+	st, err := OpenStore(dir, storeOpts(t0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	bs := testBatches(2)
+	if err := os.RemoveAll(state); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(bs[0], nil); err == nil {
+		t.Fatal("append with the state directory gone: no error")
+	}
+	if _, err := os.Stat(state); err == nil {
+		t.Fatal("the history made the state directory again")
+	}
+	if err := os.Mkdir(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Append(bs[1], nil); err != nil {
+		t.Fatalf("append once the state directory is back: %v", err)
+	}
+}

@@ -82,13 +82,21 @@ func (s *Store) segmentBytes() int64 { return max(s.opt.MaxBytes/16, minSegment)
 func (s *Store) rotate(g *segments) error {
 	day := s.opt.Now().UTC().Format(time.DateOnly)
 	if g.active != nil {
-		if g.day == day && g.list[len(g.list)-1].size < s.segmentBytes() {
+		if g.day == day && g.list[len(g.list)-1].size < s.segmentBytes() && s.stillThere(g) {
 			return nil
 		}
 		if err := g.active.Close(); err != nil {
 			return fmt.Errorf("close history segment: %w", err)
 		}
 		g.active = nil
+	}
+	// history/ and its kind's folder, if the state directory was made
+	// again without them; never the state directory itself, which is
+	// its owner's to make.
+	for _, d := range []string{filepath.Dir(g.dir), g.dir} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("begin history segment: %w", err)
+		}
 	}
 	seq := uint64(1)
 	if n := len(g.list); n > 0 {
@@ -168,4 +176,20 @@ func (s *Store) remove(g *segments, why string) {
 func (s *Store) abandon(g *segments) {
 	g.active.Close()
 	g.active = nil
+}
+
+// stillThere says whether g's open segment is still the file at its
+// path: a state directory removed and made again under the running
+// gateway would leave it writing to a file nobody can read.
+func (s *Store) stillThere(g *segments) bool {
+	open, err := g.active.Stat()
+	if err != nil {
+		return false
+	}
+	now, err := os.Stat(g.list[len(g.list)-1].path)
+	if err != nil || !os.SameFile(open, now) {
+		s.opt.Logger.Warn("history segment gone from the state directory; beginning another", "segment", g.list[len(g.list)-1].path)
+		return false
+	}
+	return true
 }
