@@ -163,6 +163,17 @@ type HistoryConfig struct {
 	// numeric or boolean member of an object value) the history keeps,
 	// 136 KiB each once the first value comes; 0 keeps none.
 	MaxSeries int `yaml:"maxSeries"`
+	// KeepFull and KeepMinutes are how long the values at full
+	// resolution and the one-minute buckets are kept on disk, in the
+	// state directory's history/ (0: none of them).
+	KeepFull    time.Duration `yaml:"keepFull"`
+	KeepMinutes time.Duration `yaml:"keepMinutes"`
+	// MaxDiskMB bounds the history's files (MiB): the oldest go first.
+	// 0 keeps nothing on disk.
+	MaxDiskMB int `yaml:"maxDiskMB"`
+	// FlushInterval is how often the values taken since are written to
+	// disk, in one batch (a few writes, one fsync each).
+	FlushInterval time.Duration `yaml:"flushInterval"`
 }
 
 // ListenConfig says where the Hub listens. An empty address disables that

@@ -28,7 +28,7 @@ func TestDefault(t *testing.T) {
 			},
 			SafeOnShutdown: true,
 			AllowedOrigins: []string{},
-			History:        HistoryConfig{MaxSeries: 64},
+			History:        defaultHistory,
 			MCP:            MCPConfig{IdleTimeout: 30 * time.Minute},
 			Announce:       "auto",
 		},
@@ -97,7 +97,7 @@ sim:
 					QueueBytes: 65536, TotalQueueBytes: 1 << 20},
 				MetricsPublic:  true,
 				AllowedOrigins: []string{},
-				History:        HistoryConfig{MaxSeries: 64},
+				History:        defaultHistory,
 				MCP:            MCPConfig{Enabled: true, IdleTimeout: 5 * time.Minute},
 				Announce:       "auto",
 			}
@@ -127,6 +127,12 @@ hub:
 		}},
 		{"no history", "board: sim\nhub:\n  history: {maxSeries: 0}\n", func(c *Config) {
 			c.Hub.History.MaxSeries = 0
+		}},
+		{"history in memory only", "board: sim\nhub:\n  history: {maxDiskMB: 0}\n", func(c *Config) {
+			c.Hub.History.MaxDiskMB = 0
+		}},
+		{"history on disk", "board: sim\nhub:\n  history: {keepFull: 24h, keepMinutes: 0s, maxDiskMB: 64, flushInterval: 1m}\n", func(c *Config) {
+			c.Hub.History = HistoryConfig{MaxSeries: 64, KeepFull: 24 * time.Hour, MaxDiskMB: 64, FlushInterval: time.Minute}
 		}},
 		{"allowed origins", "board: sim\nhub:\n  allowedOrigins: [console.lan:8080, '*.lab.example', 'https://ops.example']\n", func(c *Config) {
 			c.Hub.AllowedOrigins = []string{"console.lan:8080", "*.lab.example", "https://ops.example"}
@@ -243,6 +249,10 @@ func TestParseErrors(t *testing.T) {
 		{"no MCP idle timeout", hub("  mcp: {enabled: true, idleTimeout: 0s}\n"), "hub.mcp.idleTimeout: must be a positive duration, got 0s"},
 		{"negative history", hub("  history: {maxSeries: -1}\n"), "hub.history.maxSeries: must be from 0 to 4096, got -1"},
 		{"history too large", hub("  history: {maxSeries: 4097}\n"), "hub.history.maxSeries: must be from 0 to 4096, got 4097"},
+		{"history kept for a negative time", hub("  history: {keepFull: -1h}\n"), "hub.history.keepFull: must be from 0s (none kept) to 87840h0m0s, got -1h0m0s"},
+		{"history kept past ten years", hub("  history: {keepMinutes: 100000h}\n"), "hub.history.keepMinutes: must be from 0s (none kept) to 87840h0m0s, got 100000h0m0s"},
+		{"history's disk negative", hub("  history: {maxDiskMB: -1}\n"), "hub.history.maxDiskMB: must be from 0 (nothing on disk) to 1048576, got -1"},
+		{"history flushed too often", hub("  history: {flushInterval: 10ms}\n"), "hub.history.flushInterval: must be from 1s to 1h0m0s, got 10ms"},
 		{"any origin", hub("  allowedOrigins: [console.lan, '*']\n"), `hub.allowedOrigins[1]: "*" lets a page from any site reach the Hub; name the sites`},
 		{"any origin with a port", hub("  allowedOrigins: ['*:*']\n"), `hub.allowedOrigins[0]: "*:*" lets a page from any site reach the Hub; name the sites`},
 		{"any origin with a scheme", hub("  allowedOrigins: ['https://*']\n"), `hub.allowedOrigins[0]: "https://*" lets a page from any site reach the Hub; name the sites`},
@@ -354,3 +364,6 @@ func TestAdapterSettings(t *testing.T) {
 		t.Fatal("the default configuration has adapter settings")
 	}
 }
+
+// defaultHistory is default.yaml's hub.history.
+var defaultHistory = HistoryConfig{MaxSeries: 64, KeepFull: 7 * 24 * time.Hour, KeepMinutes: 365 * 24 * time.Hour, MaxDiskMB: 512, FlushInterval: 30 * time.Second}

@@ -68,6 +68,7 @@ func (c *Config) checkOn(t target, known bool) Errors {
 	if n := c.Hub.History.MaxSeries; n < 0 || n > MaxHistorySeries {
 		v.add("hub.history.maxSeries", "must be from 0 to %d, got %d", MaxHistorySeries, n)
 	}
+	v.historyDisk(c.Hub.History)
 	v.simBoard(c.Sim)
 	v.devices(c, t, known)
 	v.adapters(c.Adapters)

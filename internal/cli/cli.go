@@ -60,6 +60,7 @@ func (a *app) commands() map[string]command {
 		"status":   {a.cmdStatus, "one screen: the stop, devices, confirmations, adapters, clients"},
 		"devices":  {a.cmdDevices, "list the devices of a running gateway"},
 		"read":     {a.cmdRead, "read a device's value"},
+		"history":  {a.cmdHistory, "print a device's past values (kept on the gateway's disk)"},
 		"write":    {a.cmdWrite, "write a device's value"},
 		"watch":    {a.cmdWatch, "print values and events as they happen"},
 		"stop":     {a.cmdStop, "engage the emergency stop: every device to its safe value"},

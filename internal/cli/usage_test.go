@@ -30,6 +30,7 @@ var usageCases = []struct {
 	{[]string{"status"}, []string{"x"}, `gateway: status: unexpected argument "x"`},
 	{[]string{"devices"}, []string{"x"}, `gateway: devices: unexpected argument "x"`},
 	{[]string{"read"}, nil, "gateway: read: missing device id"},
+	{[]string{"history"}, nil, "gateway: history: missing device id"},
 	{[]string{"write"}, []string{"sim.led"}, "gateway: write: missing value"},
 	{[]string{"watch"}, []string{"--timeout", "1s"}, "gateway: watch: flag provided but not defined: -timeout"},
 	{[]string{"watch"}, []string{"Sim.LED"}, `gateway: watch: "Sim.LED" is not a device id (lower-case letters, digits, '.', '_' and '-')`},

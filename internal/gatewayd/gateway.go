@@ -92,7 +92,12 @@ func runGateway(stop context.Context, b build, cfg *board.Config, stateDir strin
 	reg := device.NewRegistry(nil)
 	// The history follows the registry from before the board's first
 	// values.
-	hist := newHistory(cfg.Hub.History, log)
+	extendStart(notifier, "history", log) // reading a large history back takes seconds on an SD card
+	hist, stopHistory, err := newHistory(cfg.Hub.History, stateDir, log)
+	if err != nil {
+		return err
+	}
+	defer stopHistory() // after the board's last values and the safe ones
 	defer hist.Subscribe(reg)()
 	adapters := &adapterService{} // its supervisor is set once the Hub exists
 	// The certificate before any listener, so that gateway status tells
@@ -184,7 +189,7 @@ func runGateway(stop context.Context, b build, cfg *board.Config, stateDir strin
 	}
 
 	httpOpt := halhub.HTTPOptions{
-		MetricsPublic: cfg.Hub.MetricsPublic, Metrics: adapters.writeMetrics,
+		MetricsPublic: cfg.Hub.MetricsPublic, Metrics: allMetrics(adapters.writeMetrics, hist.WriteMetrics),
 		Probes:  map[string]func(context.Context) error{"supervisor": sup.Probe, "state": stateProbe},
 		Console: web,
 	}

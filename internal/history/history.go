@@ -79,8 +79,9 @@ type History struct {
 
 	mu      sync.Mutex
 	devices map[string]*deviceSeries
-	count   int  // series in all devices
-	full    bool // MaxSeries was reached (logged once)
+	count   int          // series in all devices
+	full    bool         // MaxSeries was reached (logged once)
+	disk    *persistence // nil: kept in memory only (persist.go)
 }
 
 // deviceSeries are one device's series by field ("" for a plain value).
@@ -125,6 +126,7 @@ func (h *History) Record(e device.Event) {
 	for _, p := range points {
 		if s := h.seriesFor(e.Device, d, p); s != nil {
 			s.add(t, p.v)
+			h.kickIfHalfFull(s)
 		}
 	}
 }
@@ -136,6 +138,10 @@ func (h *History) seriesFor(id string, d *deviceSeries, p point) *series {
 	switch {
 	case s != nil && s.kind == p.kind:
 		return s
+	case s != nil && s.fromDisk:
+		// The device's value changed kind across a restart (its
+		// configuration did): the new kind's series follows on.
+		return s.rekind(p.kind, d, p.field, h.opt)
 	case s != nil, len(p.field) > maxFieldLen, len(d.series) >= h.opt.MaxFields:
 		d.refused++
 		return nil

@@ -25,6 +25,10 @@ type Query struct {
 	Since, Until *int64
 	// From is the index to start at: a previous page's Next.
 	From uint64
+	// FromDisk reads the history on disk for the part of the page
+	// before the memory's oldest item; without it (a client that asked
+	// for neither a place nor a time), a page starts in memory.
+	FromDisk bool
 	// Limit is the most items the page holds; 0 for no limit but Room.
 	Limit int
 	// Room, when not 0, bounds the bytes of the page's JSON: a page holds
@@ -104,13 +108,62 @@ func (h *History) Query(q Query) (Page, error) {
 }
 
 // collect fills in p's fields, kind and position, and copies the items
-// of q's page: samples or buckets, by q.Resolution.
+// of q's page: samples or buckets, by q.Resolution. A page that starts
+// before the memory's oldest item, of a query that asked for a place
+// (From or Since: FromDisk), reads the disk up to that item, without h's
+// lock, and then memory.
 func (h *History) collect(q Query, p *Page) ([]sample, []bucket, error) {
 	h.mu.Lock()
+	s, limit, err := h.resolve(&q, p)
+	if s == nil || err != nil {
+		h.mu.Unlock()
+		return nil, nil, err
+	}
+	q.Limit = limit
+	minute := q.Resolution == Minute
+	memOldest := s.full.oldest()
+	if minute {
+		memOldest = s.minutes.oldest()
+	}
+	disk := h.disk
+	h.mu.Unlock()
+	var dSamples []sample
+	var dBuckets []bucket
+	if disk != nil && q.FromDisk && q.From < memOldest {
+		var err error
+		if minute {
+			dBuckets, err = fromDisk(disk.store, q, s.kind, memOldest, p, func(b *batch) []bucket { return b.buckets }, func(x *bucket) int64 { return x.start })
+		} else {
+			dSamples, err = fromDisk(disk.store, q, s.kind, memOldest, p, func(b *batch) []sample { return b.samples }, func(x *sample) int64 { return x.t })
+		}
+		if err != nil {
+			return nil, nil, err
+		}
+		if p.More { // the page is full
+			return dSamples, dBuckets, nil
+		}
+		q.From, q.Limit = p.Next, q.Limit-len(dSamples)-len(dBuckets)
+	}
+	h.mu.Lock()
 	defer h.mu.Unlock()
+	dropped := p.Dropped
+	if minute {
+		out := append(dBuckets, scan(&s.minutes, q, func(b *bucket) int64 { return b.start }, p)...)
+		p.Dropped = max(dropped, p.Dropped)
+		return nil, out, nil
+	}
+	out := append(dSamples, scan(&s.full, q, func(x *sample) int64 { return x.t }, p)...)
+	p.Dropped = max(dropped, p.Dropped)
+	return out, nil, nil
+}
+
+// resolve finds q's series, fills in p's fields, field and kind, and
+// returns the most items the page may hold; a nil series when the device
+// keeps none. It runs under h's lock.
+func (h *History) resolve(q *Query, p *Page) (*series, int, error) {
 	fields, _ := h.fields(q.Device)
 	if len(fields) == 0 && q.Field == "" {
-		return nil, nil, nil
+		return nil, 0, nil
 	}
 	p.Fields = fields
 	if q.Field == "" && len(fields) == 1 {
@@ -118,20 +171,17 @@ func (h *History) collect(q Query, p *Page) ([]sample, []bucket, error) {
 	}
 	s := h.devices[q.Device].seriesOf(q.Field)
 	if s == nil {
-		return nil, nil, &FieldError{Device: q.Device, Field: q.Field, Fields: fields}
+		return nil, 0, &FieldError{Device: q.Device, Field: q.Field, Fields: fields}
 	}
 	p.Kind = s.kind
-	limit, err := fit(q, fields)
+	limit, err := fit(*q, fields)
 	if err != nil {
-		return nil, nil, err
+		return nil, 0, err
 	}
-	if q.Limit = limit; q.Limit == 0 {
-		q.Limit = int(^uint(0) >> 1)
+	if limit == 0 {
+		limit = int(^uint(0) >> 1)
 	}
-	if q.Resolution == Minute {
-		return nil, scan(&s.minutes, q, func(b *bucket) int64 { return b.start }, p), nil
-	}
-	return scan(&s.full, q, func(x *sample) int64 { return x.t }, p), nil, nil
+	return s, limit, nil
 }
 
 func (d *deviceSeries) seriesOf(field string) *series {

@@ -7,6 +7,9 @@ package history
 type ring[T any] struct {
 	buf   []T
 	total uint64 // items ever pushed; the newest has index total-1
+	// first is the oldest index that was ever kept: items before it were
+	// lost (a history read back from disk, with a gap, starts there).
+	first uint64
 }
 
 func newRing[T any](n int) ring[T] { return ring[T]{buf: make([]T, n)} }
@@ -20,9 +23,27 @@ func (r *ring[T]) push(v T) {
 // oldest is the index of the oldest item kept (total when empty).
 func (r *ring[T]) oldest() uint64 {
 	if n := uint64(len(r.buf)); r.total > n {
-		return r.total - n
+		return max(r.total-n, r.first)
 	}
-	return 0
+	return r.first
+}
+
+// restart empties r, its next item to have index i.
+func (r *ring[T]) restart(i uint64) { r.total, r.first = i, i }
+
+// put adds v as the item of index i, read back from disk: the newest
+// when i is its index (a bucket written again), the next when i follows
+// it, and after a gap when i is further on; an older i is ignored.
+func (r *ring[T]) put(i uint64, v T) {
+	switch {
+	case r.total > r.first && i == r.total-1:
+		*r.at(i) = v
+	case i == r.total:
+		r.push(v)
+	case i > r.total:
+		r.restart(i)
+		r.push(v)
+	}
 }
 
 // at returns the item of index i, which must be in [oldest, total).
@@ -30,7 +51,7 @@ func (r *ring[T]) at(i uint64) *T { return &r.buf[i%uint64(len(r.buf))] }
 
 // newest returns the newest item, nil when the ring is empty.
 func (r *ring[T]) newest() *T {
-	if r.total == 0 {
+	if r.total == r.oldest() {
 		return nil
 	}
 	return r.at(r.total - 1)

@@ -43,6 +43,30 @@ type series struct {
 	kind    Kind
 	full    ring[sample]
 	minutes ring[bucket]
+	// savedFull and savedMinutes are the indices of the first sample and
+	// the first bucket not yet written to disk (persist.go); the newest
+	// bucket is written once its minute is over, or at a clean stop.
+	savedFull, savedMinutes uint64
+	// replayAfter, while the disk is read at start, is the newest minute
+	// read back: samples of later minutes, whose buckets a crash lost,
+	// are counted into buckets again.
+	replayAfter int64
+	// fromDisk is a series read back at start that has no value since:
+	// a value of another kind replaces it (rekind).
+	fromDisk bool
+}
+
+// rekind replaces s, in d, by an empty series of kind whose indices
+// follow s's, so that the disk's items of either never share an index
+// (a page reads only its kind's).
+func (s *series) rekind(kind Kind, d *deviceSeries, field string, opt Options) *series {
+	ns := newSeries(kind, opt.Samples, opt.Buckets)
+	ns.full.restart(s.full.total)
+	ns.minutes.restart(s.minutes.total)
+	ns.savedFull, ns.savedMinutes = s.full.total, s.minutes.total
+	ns.replayAfter = s.replayAfter
+	d.series[field] = ns
+	return ns
 }
 
 func newSeries(kind Kind, samples, buckets int) *series {
@@ -53,12 +77,22 @@ func newSeries(kind Kind, samples, buckets int) *series {
 // newest bucket's (a device's clock going back) counts in the newest
 // bucket, so that buckets stay in order.
 func (s *series) add(t int64, v float64) {
+	s.fromDisk = false
 	prev, had := 0.0, false
 	if last := s.full.newest(); last != nil {
 		prev, had = last.v, true
 	}
 	s.full.push(sample{t: t, v: v})
-	start := t - ((t%bucketMs)+bucketMs)%bucketMs
+	s.count(t, v, prev, had)
+}
+
+// minuteOf is the start of t's minute.
+func minuteOf(t int64) int64 { return t - ((t%bucketMs)+bucketMs)%bucketMs }
+
+// count counts v at t into the buckets; prev is the value before (had:
+// there was one).
+func (s *series) count(t int64, v, prev float64, had bool) {
+	start := minuteOf(t)
 	b := s.minutes.newest()
 	if b == nil || start > b.start {
 		s.minutes.push(bucket{start: start, min: math.Inf(1), max: math.Inf(-1)})

@@ -67,7 +67,7 @@ func queryOf(p Params) (Query, *jsonrpc.Error) {
 	bad := func(param, msg string) *jsonrpc.Error {
 		return halhub.InvalidParams(msg, map[string]any{"param": param})
 	}
-	q := Query{Device: p.Device, Field: p.Field, Resolution: p.Resolution, Since: p.Since, Until: p.Until}
+	q := Query{Device: p.Device, Field: p.Field, Resolution: p.Resolution, Since: p.Since, Until: p.Until, FromDisk: p.From != nil || p.Since != nil}
 	switch {
 	case p.Device == "":
 		return q, bad("device", "params.device is required")
