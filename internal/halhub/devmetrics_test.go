@@ -304,3 +304,49 @@ func TestMetricsLimitedLearnsNothingOfHidden(t *testing.T) {
 		t.Errorf("a limited token's /metrics changed with a hidden device:\n%s\n---\n%s", before, after)
 	}
 }
+
+// BenchmarkMetricsScrape is one whole scrape of /metrics over loopback
+// HTTP with an admin token (the Hub's figures and every device's), for a
+// bench of n devices like the sim board's: per 7, 4 booleans, a
+// percentage, an object with one temperature and a free string.
+// docs/prometheus.md, "What a scrape costs", quotes it.
+func BenchmarkMetricsScrape(b *testing.B) {
+	for _, n := range []int{7, 500} {
+		b.Run(fmt.Sprintf("devices=%d", n), func(b *testing.B) {
+			th := newTestHub(b)
+			for i := range n {
+				d := device.Descriptor{ID: fmt.Sprintf("b%03d.dev", i), Kind: device.KindGPIOOutput, Label: "A device", Source: "board", Access: device.AccessReadWrite, Risk: device.RiskLow, Schema: device.Schema{Type: device.TypeBoolean}}
+				var v any = i%2 == 0
+				switch i % 7 {
+				case 4:
+					d.Kind, d.Schema, v = device.KindPWM, device.Schema{Type: device.TypeNumber, Unit: "%"}, 40.5
+				case 5:
+					d.Kind, d.Schema, v = device.KindSensor, device.Schema{Type: device.TypeObject, Properties: map[string]device.Schema{"temperature": {Type: device.TypeNumber, Unit: "Cel"}}}, map[string]any{"temperature": 21.375}
+				case 6:
+					d.Kind, d.Schema, v = device.KindSerial, device.Schema{Type: device.TypeString}, "MEAS 21.4"
+				}
+				rep, err := th.reg.Add(&testDevice{desc: d})
+				if err != nil {
+					b.Fatal(err)
+				}
+				rep.Value(v, time.Time{})
+			}
+			srv := httptest.NewServer(th.hub.Handler(HTTPOptions{}))
+			defer srv.Close()
+			defer th.hub.Close()
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/metrics", nil)
+			req.Header.Set("Authorization", "Bearer "+th.admin)
+			var size int64
+			b.ResetTimer()
+			for range b.N {
+				resp, err := srv.Client().Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				size, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			b.ReportMetric(float64(size), "bytes/scrape")
+		})
+	}
+}
