@@ -58,11 +58,17 @@ type enumState struct {
 }
 
 // quantities splits a value by its schema into the numbers /metrics
-// shows (booleans as 1 and 0) and its enum strings. Free strings (a
-// serial line) are left out: each distinct line would be a new series.
-func quantities(name string, s device.Schema, unit string, v any, nums *[]quantity, enums *[]enumState) {
+// shows (booleans as 1 and 0) and its enum strings. path is the member's
+// path in an object value, "" for the value itself (quantity "value").
+// Free strings (a serial line) are left out: each distinct line would
+// be a new series.
+func quantities(path string, s device.Schema, unit string, v any, nums *[]quantity, enums *[]enumState) {
 	if s.Unit != "" {
 		unit = s.Unit
+	}
+	name := path
+	if name == "" {
+		name = "value"
 	}
 	if f, ok := number(v); ok {
 		*nums = append(*nums, quantity{name: name, unit: unit, v: f})
@@ -81,8 +87,8 @@ func quantities(name string, s device.Schema, unit string, v any, nums *[]quanti
 		slices.Sort(keys)
 		for _, k := range keys {
 			sub := k
-			if name != "value" {
-				sub = name + "." + k
+			if path != "" {
+				sub = path + "." + k
 			}
 			quantities(sub, s.Properties[k], unit, v[k], nums, enums)
 		}
@@ -147,7 +153,7 @@ func writeDeviceMetrics(w io.Writer, samples []deviceSample) error {
 	nums, enums := make([][]quantity, len(samples)), make([][]enumState, len(samples))
 	for i, s := range samples {
 		if s.has {
-			quantities("value", s.desc.Schema, "", s.snap.Value, &nums[i], &enums[i])
+			quantities("", s.desc.Schema, "", s.snap.Value, &nums[i], &enums[i])
 		}
 	}
 	b := make([]byte, 0, 1024+len(samples)*512)

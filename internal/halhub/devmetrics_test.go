@@ -87,7 +87,8 @@ func metricsBench(t *testing.T) *testHub {
 		"model":       {Type: device.TypeString},
 		"mode":        {Type: device.TypeString, Enum: []any{"auto", "manual"}},
 		"inner":       {Type: device.TypeObject, Properties: map[string]device.Schema{"v": {Type: device.TypeNumber, Unit: "V"}}},
-	}}}, map[string]any{"temperature": 21.5, "humidity": 40.0, "ok": true, "model": "dht22", "mode": "manual", "inner": map[string]any{"v": 3.3}})
+		"value":       {Type: device.TypeObject, Properties: map[string]device.Schema{"x": {Type: device.TypeNumber}}},
+	}}}, map[string]any{"temperature": 21.5, "humidity": 40.0, "ok": true, "model": "dht22", "mode": "manual", "inner": map[string]any{"v": 3.3}, "value": map[string]any{"x": 1.5}})
 	add(device.Descriptor{ID: "bench.vfd", Kind: device.KindModbus, Schema: device.Schema{Type: device.TypeString, Enum: []any{"stopped", "running", `fault "F1"`}}}, "running")
 	add(device.Descriptor{ID: "bench.meter", Kind: device.KindSerial, Schema: device.Schema{Type: device.TypeString}}, "MEAS 21.5 C")
 	add(device.Descriptor{ID: "bench.relay", Kind: device.KindGPIOOutput, Access: device.AccessWrite, Schema: device.Schema{Type: device.TypeBoolean}}, true)
@@ -117,6 +118,7 @@ func TestMetricsDeviceValues(t *testing.T) {
 		"device=bench.climate,quantity=humidity,unit=%RH":    40,
 		"device=bench.climate,quantity=ok,unit=/":            1,
 		"device=bench.climate,quantity=inner.v,unit=V":       3.3,
+		"device=bench.climate,quantity=value.x,unit=Cel":     1.5,
 		"device=other.inf,quantity=value,unit=":              math.Inf(1),
 	}
 	if got := samples(fams, "gateway_device_value"); !mapsEqual(got, wantValues) {
