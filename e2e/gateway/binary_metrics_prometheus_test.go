@@ -16,8 +16,8 @@ import (
 )
 
 // Issue 32 point 5, as its users meet it: Debian's Prometheus runs the
-// scrape job of docs/prometheus.md, as written but for its paths and
-// address, against the gateway's HTTPS listener with its self-signed
+// scrape job of docs/prometheus.md (and promtool checks its alerting
+// rules), as written but for its paths and address, against the gateway's HTTPS listener with its self-signed
 // certificate and a token file; the target is up, and every query of
 // docs/examples/grafana-dashboard.json runs, those the sim board fills
 // with its devices' series, a write showing in them.
@@ -41,13 +41,21 @@ func TestBinaryMetricsPrometheus(t *testing.T) {
 		"server_name: pi ", "server_name: localhost ",
 		"'gw.lan:7752'", "'"+wss[1]+"'",
 		"scrape_interval: 15s", "scrape_interval: 1s",
-	).Replace(docsScrapeJob(t))
+	).Replace(docsBlock(t, "scrape-config"))
 	configFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(configFile, []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command(filepath.Join(filepath.Dir(prom), "promtool"), "check", "config", configFile).CombinedOutput(); err != nil {
+	promtool := filepath.Join(filepath.Dir(prom), "promtool")
+	if out, err := exec.Command(promtool, "check", "config", configFile).CombinedOutput(); err != nil {
 		t.Fatalf("promtool check config: %v\n%s\n%s", err, out, config)
+	}
+	rulesFile := filepath.Join(dir, "gateway-rules.yml")
+	if err := os.WriteFile(rulesFile, []byte(docsBlock(t, "alert-rules")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command(promtool, "check", "rules", rulesFile).CombinedOutput(); err != nil || !strings.Contains(string(out), "SUCCESS: 3 rules found") {
+		t.Errorf("promtool check rules on the docs' alerting rules: %v\n%s", err, out)
 	}
 	api := startPrometheus(t, prom, configFile, dir)
 
@@ -94,17 +102,17 @@ func lookPathOrCI(t *testing.T, name, what string) string {
 	return p
 }
 
-// docsScrapeJob is the scrape configuration docs/prometheus.md gives,
-// the YAML block after its scrape-config marker.
-func docsScrapeJob(t *testing.T) string {
+// docsBlock is a YAML block of docs/prometheus.md: the one after the
+// comment <!-- marker: ... -->.
+func docsBlock(t *testing.T, marker string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "prometheus.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile("(?s)<!-- scrape-config:[^>]*-->\n```yaml\n(.*?)```").FindSubmatch(b)
+	m := regexp.MustCompile("(?s)<!-- " + marker + ":[^>]*-->\n```yaml\n(.*?)```").FindSubmatch(b)
 	if m == nil {
-		t.Fatal("docs/prometheus.md has no scrape-config block")
+		t.Fatalf("docs/prometheus.md has no %s block", marker)
 	}
 	return string(m[1])
 }
