@@ -21,7 +21,10 @@
 //	                       pipe.go: in memory; http.go: the HTTP listener
 //	                       (/hal, /healthz, /metrics, /mcp, the console);
 //	                       headers.go; origin.go: a foreign Origin gets 403;
-//	                       stats.go: /metrics (TLS: package tlscert)
+//	                       stats.go: /metrics, the Hub's figures (TLS:
+//	                       package tlscert); metricsview.go: who sees
+//	                       what of /metrics; devmetrics.go: its device
+//	                       values, states and value ages
 //	   limits              session.go: message size, requests in flight,
 //	                       hal/initialize within 10 s
 //	   admission           listener.go: Guard, accept and its back-off;

@@ -37,7 +37,7 @@ type testHub struct {
 	admin   string
 }
 
-func newTestHub(t *testing.T, configure ...func(*Options)) *testHub {
+func newTestHub(t testing.TB, configure ...func(*Options)) *testHub {
 	t.Helper()
 	opt := Options{Version: "test", Limits: DefaultLimits(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	for _, c := range configure {
@@ -69,7 +69,7 @@ func newTestHub(t *testing.T, configure ...func(*Options)) *testHub {
 
 // token adds a token and applies the store to the hub, as the gateway's
 // watcher does.
-func (th *testHub) token(t *testing.T, name string, scope openhal.Scope, devices ...string) string {
+func (th *testHub) token(t testing.TB, name string, scope openhal.Scope, devices ...string) string {
 	t.Helper()
 	tok, err := th.store.Add(name, openhal.KindAgent, scope, devices)
 	if err != nil {
@@ -79,7 +79,7 @@ func (th *testHub) token(t *testing.T, name string, scope openhal.Scope, devices
 	return tok
 }
 
-func (th *testHub) reload(t *testing.T) {
+func (th *testHub) reload(t testing.TB) {
 	t.Helper()
 	tab, err := th.store.Load()
 	if err != nil {

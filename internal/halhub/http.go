@@ -16,7 +16,7 @@ import (
 
 // HTTPOptions configure the HTTP listener's extra endpoints.
 type HTTPOptions struct {
-	MetricsPublic bool // serve /metrics without a token
+	MetricsPublic bool // serve /metrics' Hub figures without a token (metricsview.go)
 	// Probes are the parts /healthz checks, by name: each returns nil
 	// when its part makes progress. The Hub adds its own ("hub").
 	Probes map[string]func(context.Context) error
@@ -63,28 +63,7 @@ func (h *Hub) Handler(opt HTTPOptions) http.Handler {
 		w.WriteHeader(status)
 		fmt.Fprint(w, body+h.stopHealthLine())
 	})
-	mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
-		if !opt.MetricsPublic {
-			e, ok := h.tokens.Load().Lookup(bearerToken(r))
-			if !ok {
-				w.Header().Set("WWW-Authenticate", `Bearer realm="gateway"`)
-				http.Error(w, "a bearer token is required", http.StatusUnauthorized)
-				return
-			}
-			if len(e.Devices) > 0 {
-				// The figures are the whole gateway's (every device's
-				// events, the adapters'): a token limited to some devices
-				// would learn of the others.
-				http.Error(w, "/metrics needs a token not limited to some devices", http.StatusForbidden)
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-		h.writeMetrics(w)
-		if opt.Metrics != nil {
-			opt.Metrics(w)
-		}
-	})
+	mux.HandleFunc("GET /metrics", h.serveMetrics(opt)) // metricsview.go: who sees what
 	if opt.Console != nil {
 		mux.Handle("GET /", opt.Console)
 	}
