@@ -185,7 +185,7 @@ func (a *app) cmdVersion(args []string, stdout, stderr io.Writer) error {
 	if err := WantArgs(fs, fs.Args(), 0); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "gateway %s (commit %s)\n", a.env.Version, a.env.Commit)
+	fmt.Fprintln(stdout, versionLine(a.env.Version, a.env.Commit))
 	return nil
 }
 
