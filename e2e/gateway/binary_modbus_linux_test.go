@@ -76,7 +76,7 @@ func valuesBench() ([]mbValue, modbussim.Units) {
 	devs = append(devs,
 		// 2305 × 0.1 − 40 = 190.5
 		mbValue{name: "temperature", table: modbussim.Input, addr: addr, regs: []uint16{2305},
-			extra: []string{"scale: 0.1", "offset: -40", "unit: Cel"}, want: "190.5"},
+			extra: []string{"scale: 0.1", "offset: -40", "unit: Cel"}, want: "190.5 °C"},
 		mbValue{name: "status", table: modbussim.Input, addr: addr + 1, regs: []uint16{2},
 			extra: []string{"enum: {0: stopped, 1: running, 2: accelerating}"}, want: `"accelerating"`},
 		mbValue{name: "run", table: modbussim.Coil, addr: 0, regs: []uint16{1}, extra: []string{"safe: false"}, want: "true"},
@@ -84,7 +84,7 @@ func valuesBench() ([]mbValue, modbussim.Units) {
 		mbValue{name: "door", table: modbussim.Discrete, addr: 0, regs: []uint16{1}, want: "true"},
 		mbValue{name: "alarm", table: modbussim.Discrete, addr: 1, regs: []uint16{0}, want: "false"},
 		mbValue{name: "speed", table: modbussim.Holding, addr: 0, regs: []uint16{1000},
-			extra: []string{"scale: 0.01", "unit: Hz", "minimum: 0", "maximum: 50", "safe: 0"}, want: "10"},
+			extra: []string{"scale: 0.01", "unit: Hz", "minimum: 0", "maximum: 50", "safe: 0"}, want: "10 Hz"},
 		mbValue{name: "mode", table: modbussim.Holding, addr: 1, regs: []uint16{0},
 			extra: []string{"enum: {0: idle, 1: auto, 2: manual}", "safe: idle"}, want: `"idle"`},
 		mbValue{name: "position", table: modbussim.Holding, addr: 2, regs: []uint16{0, 0},
@@ -218,8 +218,11 @@ func modbusWrites(t *testing.T, g *mbGateway, sim *modbussim.Sim, line, agent st
 			t.Errorf("writing %s = %s sent %v, want %v", id(w.dev), w.value, got, w.req)
 		}
 		want := w.value
-		if w.dev == "mode" {
+		switch w.dev {
+		case "mode":
 			want = `"` + want + `"`
+		case "speed":
+			want += " Hz" // read prints the unit
 		}
 		if got := strings.TrimSpace(gwOK(t, g.admin("read", id(w.dev))...)); got != want {
 			t.Errorf("gateway read %s = %s after writing %s", id(w.dev), got, w.value)

@@ -71,6 +71,9 @@ type Tokens interface {
 	Path() string
 	// Add adds a token and returns it; it is shown once, never stored.
 	Add(name, kind string, scope openhal.Scope, devices []string) (token string, err error)
+	// Check checks what Add would be given (the name, kind, scope and
+	// device patterns) without touching the file.
+	Check(name, kind string, scope openhal.Scope, devices []string) error
 	List() ([]TokenEntry, error)
 	Revoke(name string) error
 }

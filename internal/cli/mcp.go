@@ -28,7 +28,7 @@ func (a *app) cmdMCP(args []string, stdout, stderr io.Writer) error {
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
 		hub = h
 	}
-	f := clientFlags{env: a.env}
+	f := clientFlags{env: a.env, fs: fs}
 	fs.StringVar(&f.hub, "hub", hub, "the gateway's `URL` (ws://, wss://, tcp://, tls:// or unix://), or its name on the LAN (gateway discover); $GATEWAY_HUB sets the default")
 	addTrustFlag(fs, &f.trustAnnounced)
 	addInsecureFlag(fs, &f.insecure)
@@ -59,6 +59,9 @@ func (a *app) cmdMCP(args []string, stdout, stderr io.Writer) error {
 	opt.ClientName = "gateway-mcp"
 	first, err := halclient.Dial(ctx, f.hub, opt)
 	if err != nil {
+		if bad := f.badFlag(err); bad != nil {
+			return bad
+		}
 		return clearTextHint(f.worded(err))
 	}
 	// The bridge's first dial is the connection just checked; the

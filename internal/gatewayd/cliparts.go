@@ -75,6 +75,10 @@ func (t tokenFile) List() ([]cli.TokenEntry, error) {
 
 func (t tokenFile) Revoke(name string) error { return t.s.Revoke(name) }
 
+func (tokenFile) Check(name, kind string, scope openhal.Scope, devices []string) error {
+	return token.Check(name, kind, scope, devices)
+}
+
 // installed is cli.Adapters: the adapters installed in a state directory.
 type installed struct{ stateDir string }
 
