@@ -51,7 +51,10 @@ type clientFlags struct {
 	// hubGiven: --hub or $GATEWAY_HUB named the hub, or chooseHub settled
 	// it; stateDirGiven: --state-dir was given.
 	hubGiven, stateDirGiven bool
-	timeout                 time.Duration
+	// hubOfStateDir: chooseHub took the hub from the state directory's
+	// record, not from --hub or $GATEWAY_HUB.
+	hubOfStateDir bool
+	timeout       time.Duration
 
 	// hubName is the --hub NAME resolveHub (hubname.go) found, with
 	// trustAnnounced, its --trust-announced, and announced the
@@ -484,17 +487,18 @@ func (a *app) cmdWrite(args []string, stdout, stderr io.Writer) error {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return fmt.Errorf("decode the answer to the write of %s: %w", id, err)
 	}
-	return printWrite(stdout, id, value, schema, r, time.Now())
+	return printWrite(stdout, id, value, schema, r, time.Now(), f.approveFlags(""))
 }
 
 // printWrite says what became of a write: the value applied with its
-// unit, or the request it became and until when (local time) it waits.
-func printWrite(w io.Writer, id string, value json.RawMessage, schema device.Schema, r rawValue, now time.Time) error {
+// unit, or the request it became, until when (local time) it waits, and
+// the line that approves it (approve: its flags, approveFlags).
+func printWrite(w io.Writer, id string, value json.RawMessage, schema device.Schema, r rawValue, now time.Time, approve string) error {
 	switch {
 	case r.Status == openhal.StatusPending && r.Confirmation != nil:
 		cf := r.Confirmation
-		_, err := fmt.Fprintf(w, "%s = %s is pending: confirmation %s waits for an admin until %s (gateway confirm approve %s)\n",
-			id, rawWithUnit(schema, value), cf.ID, untilWords(cf.ExpiresAt, now), cf.ID)
+		_, err := fmt.Fprintf(w, "%s = %s is pending: confirmation %s waits for an admin until %s (%s)\n",
+			id, rawWithUnit(schema, value), cf.ID, untilWords(cf.ExpiresAt, now), strings.TrimSpace("gateway confirm approve "+cf.ID+" "+approve))
 		return err
 	case r.Status != openhal.StatusApplied:
 		_, err := fmt.Fprintf(w, "%s = %s: %s\n", id, rawWithUnit(schema, value), r.Status)

@@ -127,7 +127,7 @@ func TestWrite(t *testing.T) {
 	}
 	// An agent's write of a high-risk device waits for an admin.
 	out, _, err = runClient(t, cliApp.cmdWrite, "sim.heater", "true", "--reason", "preheat", "--hub", url, "--token", hub.Agent)
-	want := regexp.MustCompile(`^sim\.heater = true is pending: confirmation (\S+) waits for an admin until (?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d \(in (?:\d+h)?(?:\d+m)?\d+s\) \(gateway confirm approve (\S+)\)\n$`)
+	want := regexp.MustCompile(`^sim\.heater = true is pending: confirmation (\S+) waits for an admin until (?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d \(in (?:\d+h)?(?:\d+m)?\d+s\) \(gateway confirm approve (\S+) --hub ws://127\.0\.0\.1:\d+/hal\)\n$`)
 	if m := want.FindStringSubmatch(out); err != nil || m == nil || m[1] != m[2] {
 		t.Errorf("pending write = %q, %v", out, err)
 	}

@@ -28,26 +28,31 @@ func TestPrintWrite(t *testing.T) {
 		schema device.Schema
 		r      rawValue
 		want   string
+		// approve: the approval line's flags
+		approve string
 	}{
 		{"applied with a unit", "0", percent, rawValue{Status: openhal.StatusApplied, Value: json.RawMessage("0"), Seq: 9},
-			"sim.fan = 0 % (seq 9)\n"},
+			"sim.fan = 0 % (seq 9)\n", ""},
 		{"applied, an object", `{"temperature":21}`, climate, rawValue{Status: openhal.StatusApplied, Value: json.RawMessage(`{"temperature":21.5}`), Seq: 3},
-			"sim.fan = {\"temperature\":21.5 °C} (seq 3)\n"},
+			"sim.fan = {\"temperature\":21.5 °C} (seq 3)\n", ""},
 		{"applied, no unit", "true", device.Schema{Type: device.TypeBoolean}, rawValue{Status: openhal.StatusApplied, Value: json.RawMessage("true"), Seq: 4},
-			"sim.fan = true (seq 4)\n"},
+			"sim.fan = true (seq 4)\n", ""},
 		{"no schema known", "40", device.Schema{}, rawValue{Status: openhal.StatusApplied, Value: json.RawMessage("40"), Seq: 5},
-			"sim.fan = 40 (seq 5)\n"},
+			"sim.fan = 40 (seq 5)\n", ""},
 		{"pending, today", "40", percent, pending(now.Add(2 * time.Minute)),
-			"sim.fan = 40 % is pending: confirmation c-7 waits for an admin until 16:42:00 (in 2m0s) (gateway confirm approve c-7)\n"},
+			"sim.fan = 40 % is pending: confirmation c-7 waits for an admin until 16:42:00 (in 2m0s) (gateway confirm approve c-7)\n", ""},
 		{"pending, another day", "40", percent, pending(now.Add(24 * time.Hour)),
-			"sim.fan = 40 % is pending: confirmation c-7 waits for an admin until 2026-12-07 16:40:00 (in 24h0m0s) (gateway confirm approve c-7)\n"},
+			"sim.fan = 40 % is pending: confirmation c-7 waits for an admin until 2026-12-07 16:40:00 (in 24h0m0s) (gateway confirm approve c-7)\n", ""},
 		{"pending, passed", "40", percent, pending(now.Add(-time.Second)),
-			"sim.fan = 40 % is pending: confirmation c-7 waits for an admin until 16:39:59 (passed) (gateway confirm approve c-7)\n"},
-		{"refused", "40", percent, rawValue{Status: "blocked"}, "sim.fan = 40 %: blocked\n"},
+			"sim.fan = 40 % is pending: confirmation c-7 waits for an admin until 16:39:59 (passed) (gateway confirm approve c-7)\n", ""},
+		{"pending, on another gateway", "40", percent, pending(now.Add(2 * time.Minute)),
+			"sim.fan = 40 % is pending: confirmation c-7 waits for an admin until 16:42:00 (in 2m0s) (gateway confirm approve c-7 --state-dir /tmp/gw)\n",
+			"--state-dir /tmp/gw"},
+		{"refused", "40", percent, rawValue{Status: "blocked"}, "sim.fan = 40 %: blocked\n", ""},
 	}
 	for _, tt := range tests {
 		var b strings.Builder
-		if err := printWrite(&b, "sim.fan", json.RawMessage(tt.value), tt.schema, tt.r, now); err != nil || b.String() != tt.want {
+		if err := printWrite(&b, "sim.fan", json.RawMessage(tt.value), tt.schema, tt.r, now, tt.approve); err != nil || b.String() != tt.want {
 			t.Errorf("%s: printed %q (%v), want %q", tt.name, b.String(), err, tt.want)
 		}
 	}

@@ -149,13 +149,13 @@ func (lan) Watch(ctx context.Context, seen func(g gatewayext.Gateway, gone bool)
 // after a lost connection.
 func startMCP(ctx context.Context, opt cli.MCPOptions) (cli.MCPBridge, error) {
 	b, err := mcpbridge.New(ctx, mcpbridge.Options{
-		Dial:       opt.Dial,
-		Redial:     true,
-		Gateway:    opt.Gateway,
-		ConsoleURL: opt.ConsoleURL,
-		HubFlag:    opt.HubFlag,
-		Version:    opt.Version,
-		Logger:     opt.Log,
+		Dial:         opt.Dial,
+		Redial:       true,
+		Gateway:      opt.Gateway,
+		ConsoleURL:   opt.ConsoleURL,
+		ApproveFlags: opt.ApproveFlags,
+		Version:      opt.Version,
+		Logger:       opt.Log,
 	})
 	if err != nil {
 		return nil, err
