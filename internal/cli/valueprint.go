@@ -50,3 +50,12 @@ func untilWords(t, now time.Time) string {
 	}
 	return local.Format(layout) + " (in " + left.String() + ")"
 }
+
+// schemasOf are the devices' value schemas by id.
+func schemasOf(devs []device.Descriptor) map[string]device.Schema {
+	m := make(map[string]device.Schema, len(devs))
+	for _, d := range devs {
+		m[d.ID] = d.Schema
+	}
+	return m
+}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -54,6 +55,32 @@ func TestPrintWrite(t *testing.T) {
 		var b strings.Builder
 		if err := printWrite(&b, "sim.fan", json.RawMessage(tt.value), tt.schema, tt.r, now, tt.approve); err != nil || b.String() != tt.want {
 			t.Errorf("%s: printed %q (%v), want %q", tt.name, b.String(), err, tt.want)
+		}
+	}
+}
+
+// confirm list shows the values asked for and the device's value now
+// with their units, as devices does; a device it has no schema for, or a
+// value without units, as JSON.
+func TestConfirmationsWithUnits(t *testing.T) {
+	exp := time.Date(2026, 12, 6, 16, 42, 0, 0, time.UTC)
+	cs := []openhal.Confirmation{
+		{ID: "c-1", Device: "sim.fan", Value: 40.0, Current: &openhal.CurrentValue{Value: 0.0}, Status: openhal.ConfirmPending, ExpiresAt: exp},
+		{ID: "c-2", Device: "sim.heater", Value: true, Current: &openhal.CurrentValue{Value: false}, Status: openhal.ConfirmPending, ExpiresAt: exp},
+		{ID: "c-3", Device: "bench.dac", Value: 2.5, Status: openhal.ConfirmRejected, ExpiresAt: exp},
+	}
+	schemas := map[string]device.Schema{
+		"sim.fan":    {Type: device.TypeNumber, Unit: "%"},
+		"sim.heater": {Type: device.TypeBoolean},
+	}
+	var b strings.Builder
+	if err := printConfirmations(&b, cs, schemas); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	for i, want := range []string{`^c-1 +sim\.fan +40 % +0 % `, `^c-2 +sim\.heater +true +false `, `^c-3 +bench\.dac +2\.5 +- `} {
+		if !regexp.MustCompile(want).MatchString(lines[i+1]) {
+			t.Errorf("row %d %q does not match %s", i+1, lines[i+1], want)
 		}
 	}
 }
