@@ -158,8 +158,13 @@ func docCheckout(t *testing.T) string {
 	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := copyExecutable(gatewayBinary(t), bin); err != nil {
-		t.Fatal(err)
+	// A link, or a copy by cp: a file this process had open for writing
+	// could not be run while a child forked meanwhile (by a parallel
+	// test) still held the descriptor ("text file busy").
+	if err := os.Link(gatewayBinary(t), bin); err != nil {
+		if out, err := exec.Command("cp", gatewayBinary(t), bin).CombinedOutput(); err != nil {
+			t.Fatalf("cp the gateway into the checkout: %v\n%s", err, out)
+		}
 	}
 	c := newChild("bin/gateway run (doc checkout)", exec.Command(bin, "run", "--mcp", "--http", "127.0.0.1:0", "--tcp", "127.0.0.1:0"))
 	c.cmd.Dir, c.cmd.Env = dir, childEnv()
