@@ -121,9 +121,13 @@ adapters:
 # Runs the gateway on the sim board (the embedded default configuration),
 # on loopback only, with /mcp served too, so that an MCP client can be
 # tried against it at once (docs/mcp.md); a configuration file keeps /mcp
-# off unless hub.mcp.enabled says otherwise.
+# off unless hub.mcp.enabled says otherwise. ARGS are more flags of
+# `gateway run` (make run ARGS='--http 127.0.0.1:7760 --state-dir /tmp/gw').
+# bin/gateway keeps its state in ./state of this checkout unless told
+# (git-ignored; README, "Set-up").
+ARGS ?=
 run: build
-	./$(BIN) run --mcp
+	./$(BIN) run --mcp $(ARGS)
 
 # Unit, protocol and whole-binary tests (tiers 1 and 2), with the race
 # detector, then the console in a real browser and the Python client.

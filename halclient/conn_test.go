@@ -184,6 +184,8 @@ func TestDialBadURL(t *testing.T) {
 		{"http://127.0.0.1:7750/hal", "unknown scheme"},
 		{"tls://127.0.0.1", "want tls://host:port"},
 		{"tcp://127.0.0.1", "want tcp://host:port"},
+		{"ws://", "want ws://host:port/hal"},
+		{"wss:///hal", "want wss://host:port/hal"},
 		{"unix://", "want unix:///path/to/socket"},
 		{"::", "not a URL"},
 	} {

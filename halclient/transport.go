@@ -92,6 +92,9 @@ func dialTransport(ctx context.Context, url string, opt Options) (transport, str
 	var tr transport
 	switch u.Scheme {
 	case "ws", "wss":
+		if u.Host == "" {
+			return nil, "", &URLError{URL: url, Reason: "want " + u.Scheme + "://host:port/hal"}
+		}
 		tr, err = dialWebSocket(ctx, url, opt.Token, v)
 	case "tcp", "tls":
 		if u.Host == "" || u.Port() == "" {

@@ -26,6 +26,9 @@ func TestBinaryHelp(t *testing.T) {
 		{[]string{"read"}, "gateway: read: missing device id"},
 		{[]string{"token"}, "gateway: token: missing subcommand (add, list, revoke)"},
 		{[]string{"run", "--nonesuch"}, "gateway: run: flag provided but not defined: -nonesuch"},
+		{[]string{"token", "add", "--name", "bot", "--kind", "robot", "--scope", "read", "--state-dir", t.TempDir(), "--init"},
+			`gateway: token add: unknown principal kind "robot" (want agent, operator or service)`},
+		{[]string{"devices", "--timeout", "0"}, `gateway: devices: invalid value "0" for flag -timeout: want a duration above 0`},
 	} {
 		r := gw(t, tc.args...)
 		first, rest, _ := strings.Cut(r.stderr, "\n")

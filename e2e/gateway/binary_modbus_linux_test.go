@@ -52,6 +52,7 @@ type mbValue struct {
 	regs  []uint16 // what the unit holds there
 	extra []string // the entry's fields beyond where it sits
 	want  string
+	unit  string // what `gateway read` prints after the value
 }
 
 // valuesBench is the values test's unit 1: every type in every order in
@@ -76,7 +77,7 @@ func valuesBench() ([]mbValue, modbussim.Units) {
 	devs = append(devs,
 		// 2305 × 0.1 − 40 = 190.5
 		mbValue{name: "temperature", table: modbussim.Input, addr: addr, regs: []uint16{2305},
-			extra: []string{"scale: 0.1", "offset: -40", "unit: Cel"}, want: "190.5"},
+			extra: []string{"scale: 0.1", "offset: -40", "unit: Cel"}, want: "190.5", unit: "°C"},
 		mbValue{name: "status", table: modbussim.Input, addr: addr + 1, regs: []uint16{2},
 			extra: []string{"enum: {0: stopped, 1: running, 2: accelerating}"}, want: `"accelerating"`},
 		mbValue{name: "run", table: modbussim.Coil, addr: 0, regs: []uint16{1}, extra: []string{"safe: false"}, want: "true"},
@@ -84,7 +85,7 @@ func valuesBench() ([]mbValue, modbussim.Units) {
 		mbValue{name: "door", table: modbussim.Discrete, addr: 0, regs: []uint16{1}, want: "true"},
 		mbValue{name: "alarm", table: modbussim.Discrete, addr: 1, regs: []uint16{0}, want: "false"},
 		mbValue{name: "speed", table: modbussim.Holding, addr: 0, regs: []uint16{1000},
-			extra: []string{"scale: 0.01", "unit: Hz", "minimum: 0", "maximum: 50", "safe: 0"}, want: "10"},
+			extra: []string{"scale: 0.01", "unit: Hz", "minimum: 0", "maximum: 50", "safe: 0"}, want: "10", unit: "Hz"},
 		mbValue{name: "mode", table: modbussim.Holding, addr: 1, regs: []uint16{0},
 			extra: []string{"enum: {0: idle, 1: auto, 2: manual}", "safe: idle"}, want: `"idle"`},
 		mbValue{name: "position", table: modbussim.Holding, addr: 2, regs: []uint16{0, 0},
@@ -174,8 +175,12 @@ func TestBinaryModbusValues(t *testing.T) {
 				fc := map[modbussim.Table]byte{modbussim.Coil: 1, modbussim.Discrete: 2, modbussim.Holding: 3, modbussim.Input: 4}
 				for _, d := range devs {
 					sim.Requests()
-					if got := strings.TrimSpace(gwOK(t, g.admin("read", id(d.name))...)); got != d.want {
-						t.Errorf("gateway read %s = %s, want %s", id(d.name), got, d.want)
+					want := d.want
+					if d.unit != "" {
+						want += " " + d.unit
+					}
+					if got := strings.TrimSpace(gwOK(t, g.admin("read", id(d.name))...)); got != want {
+						t.Errorf("gateway read %s = %s, want %s", id(d.name), got, want)
 					}
 					// A fresh read of the device alone: its own request.
 					own := modbussim.Request{Unit: 1, Function: fc[d.table], Address: d.addr, Count: uint16(len(d.regs))}
@@ -218,8 +223,11 @@ func modbusWrites(t *testing.T, g *mbGateway, sim *modbussim.Sim, line, agent st
 			t.Errorf("writing %s = %s sent %v, want %v", id(w.dev), w.value, got, w.req)
 		}
 		want := w.value
-		if w.dev == "mode" {
+		switch w.dev {
+		case "mode":
 			want = `"` + want + `"`
+		case "speed":
+			want += " Hz" // read prints the unit
 		}
 		if got := strings.TrimSpace(gwOK(t, g.admin("read", id(w.dev))...)); got != want {
 			t.Errorf("gateway read %s = %s after writing %s", id(w.dev), got, w.value)

@@ -32,8 +32,8 @@ func TestBinaryStopDrivesFanSafe(t *testing.T) {
 			t.Errorf("stop printed\n%s\nwithout %s", out, re)
 		}
 	}
-	if got := gwOK(t, admin("read", "sim.fan")...); got != "0\n" {
-		t.Errorf("sim.fan after the stop = %q, want 0", got)
+	if got := gwOK(t, admin("read", "sim.fan")...); got != "0 %\n" {
+		t.Errorf("sim.fan after the stop = %q, want 0 %%", got)
 	}
 	if got := gwOK(t, admin("read", "sim.led")...); got != "false\n" {
 		t.Errorf("sim.led after the stop = %q, want false", got)
@@ -92,7 +92,7 @@ func TestBinarySafeNone(t *testing.T) {
 	if !strings.Contains(out, "left as they are: sim.fan (keeps the rack cool), sim.meter (") || strings.Contains(out, "safe: sim.fan") {
 		t.Errorf("stop printed\n%s", out)
 	}
-	if got := gwOK(t, admin("read", "sim.fan")...); got != "70\n" {
-		t.Errorf("sim.fan after the stop = %q, want 70 (left as it is)", got)
+	if got := gwOK(t, admin("read", "sim.fan")...); got != "70 %\n" {
+		t.Errorf("sim.fan after the stop = %q, want 70 %% (left as it is)", got)
 	}
 }

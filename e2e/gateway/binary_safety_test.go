@@ -175,7 +175,7 @@ func pendingHeater(t *testing.T, agent func(...string) []string, reason string) 
 		args = append(args, "--reason", reason)
 	}
 	out := gwOK(t, args...)
-	m := regexp.MustCompile(`^sim\.heater = true is pending: confirmation (c-\d{8}) waits for an admin until \S+ \(gateway confirm approve c-\d{8}\)\n$`).FindStringSubmatch(out)
+	m := regexp.MustCompile(`^sim\.heater = true is pending: confirmation (c-\d{8}) waits for an admin until (?:\d{4}-\d\d-\d\d )?\d\d:\d\d:\d\d \(in (?:\d+h)?(?:\d+m)?\d+s\) \(gateway confirm approve c-\d{8}(?: --hub \S+)?(?: --state-dir \S+)?\)\n$`).FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("write sim.heater true as the agent printed %q, want pending", out)
 	}

@@ -126,7 +126,11 @@ func TestBinaryTLS(t *testing.T) {
 			t.Errorf("without a pin: %q; want how to check and trust it", r.stderr)
 		}
 	}
-	wantOneLineError(t, gw(t, "read", "sim.led", "--hub", g.ws, "--fingerprint", fp, "--state-dir", dir), "a certificate fingerprint needs a TLS URL")
+	// A usage error: exit 2, the line, then the usage.
+	if r := gw(t, "read", "sim.led", "--hub", g.ws, "--fingerprint", fp, "--state-dir", dir); r.code != 2 ||
+		!strings.HasPrefix(r.stderr, "gateway: read: hub URL \""+g.ws+"\": a certificate fingerprint needs a TLS URL (wss:// or tls://)\nusage: gateway read ") {
+		t.Errorf("--fingerprint with ws://: exit %d, stderr %q; want exit 2 with the usage", r.code, r.stderr)
+	}
 	g.stop(t)
 
 	g2 := startGateway(t, dir, "--wss", "127.0.0.1:0", "--tls", "127.0.0.1:0")

@@ -186,18 +186,22 @@ func (a *app) cmdVersion(args []string, stdout, stderr io.Writer) error {
 	if err := WantArgs(fs, fs.Args(), 0); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "gateway %s (commit %s)\n", a.env.Version, a.env.Commit)
+	fmt.Fprintln(stdout, versionLine(a.env.Version, a.env.Commit))
 	return nil
 }
 
 // DefaultStateDir is where the gateway keeps tokens and state when neither
 // --state-dir nor the configuration says: systemd's StateDirectory, else
-// /var/lib/gateway for root, else the user's XDG state directory, so that
-// a newcomer's `gateway run` works without root.
+// ./state of the development checkout whose bin/gateway this is
+// (checkout.go), else /var/lib/gateway for root, else the user's XDG
+// state directory, so that a newcomer's `gateway run` works without root.
 func DefaultStateDir() string {
 	if d := os.Getenv("STATE_DIRECTORY"); d != "" {
 		first, _, _ := strings.Cut(d, ":")
 		return first
+	}
+	if d := checkoutStateDir(); d != "" {
+		return d
 	}
 	if os.Geteuid() == 0 {
 		return "/var/lib/gateway"

@@ -51,7 +51,10 @@ type clientFlags struct {
 	// hubGiven: --hub or $GATEWAY_HUB named the hub, or chooseHub settled
 	// it; stateDirGiven: --state-dir was given.
 	hubGiven, stateDirGiven bool
-	timeout                 time.Duration
+	// hubOfStateDir: chooseHub took the hub from the state directory's
+	// record, not from --hub or $GATEWAY_HUB.
+	hubOfStateDir bool
+	timeout       time.Duration
 
 	// hubName is the --hub NAME resolveHub (hubname.go) found, with
 	// trustAnnounced, its --trust-announced, and announced the
@@ -69,6 +72,9 @@ type clientFlags struct {
 	hold func() (resume func())
 	// env finds the gateway of a state directory or of a name.
 	env Env
+	// fs is the command's flags, whose usage a wrong --hub or
+	// --fingerprint prints (flagerr.go).
+	fs *flag.FlagSet
 }
 
 // newClientFlags returns a command's FlagSet with the common flags, and
@@ -78,6 +84,7 @@ func (a *app) newClientFlags(name, synopsis string, timed bool, stderr io.Writer
 	f := &clientFlags{env: a.env}
 	f.ask = &prompter{in: os.Stdin, out: stderr, hold: f.holdTimeout}
 	fs := NewFlagSet(name, synopsis)
+	f.fs = fs
 	// Registered empty, so that the usage shows no one default: which hub
 	// is chosen when none is given is chooseHub's.
 	fs.Var(givenFlag{&f.hub, &f.hubGiven}, "hub", "the hub's `URL` (ws://, wss://, tcp://, tls:// or unix://) or a gateway's name on the LAN (gateway discover); default $GATEWAY_HUB, else the gateway running on the state directory, else "+defaultHub)
@@ -94,7 +101,7 @@ func (a *app) newClientFlags(name, synopsis string, timed bool, stderr io.Writer
 	fs.BoolVar(&f.json, "json", false, "machine-readable output")
 	f.timeout = 10 * time.Second
 	if timed {
-		fs.DurationVar(&f.timeout, "timeout", f.timeout, "how long to wait for the hub")
+		fs.Var(positiveDuration{&f.timeout}, "timeout", "how long to wait for the hub")
 	}
 	return fs, f
 }
@@ -208,6 +215,9 @@ func (f *clientFlags) dial(ctx context.Context) (*halclient.Conn, error) {
 	if err == nil {
 		return c, nil
 	}
+	if bad := f.badFlag(err); bad != nil {
+		return nil, bad
+	}
 	err = clearTextHint(f.worded(err))
 	var he *halclient.HubError
 	switch {
@@ -293,6 +303,13 @@ func (f *clientFlags) call(ctx context.Context, c *halclient.Conn, method string
 // callOnce dials the hub, makes one request within --timeout, and hangs
 // up: what every one-shot client command does.
 func (f *clientFlags) callOnce(method string, params any, dev string) (json.RawMessage, error) {
+	return f.callOnceThen(method, params, dev, nil)
+}
+
+// callOnceThen is callOnce, and after an answer calls then (when not
+// nil) on the same connection, within the same --timeout: what the
+// answer's printing needs besides (a device's units).
+func (f *clientFlags) callOnceThen(method string, params any, dev string, then func(context.Context, *halclient.Conn)) (json.RawMessage, error) {
 	ctx, stop := f.context(true)
 	defer stop()
 	c, err := f.dial(ctx)
@@ -300,7 +317,11 @@ func (f *clientFlags) callOnce(method string, params any, dev string) (json.RawM
 		return nil, err
 	}
 	defer c.Close()
-	return f.call(ctx, c, method, params, dev)
+	raw, err := f.call(ctx, c, method, params, dev)
+	if err == nil && then != nil {
+		then(ctx, c)
+	}
+	return raw, err
 }
 
 // printJSON prints a raw result on one line.
@@ -387,7 +408,12 @@ func (a *app) cmdRead(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	id := pos[0]
-	raw, err := f.callOnce(openhal.MethodRead, openhal.ReadParams{Device: id}, id)
+	var schema device.Schema
+	raw, err := f.callOnceThen(openhal.MethodRead, openhal.ReadParams{Device: id}, id, func(ctx context.Context, c *halclient.Conn) {
+		if !f.json {
+			schema = deviceSchema(ctx, c, id)
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -398,11 +424,12 @@ func (a *app) cmdRead(args []string, stdout, stderr io.Writer) error {
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return fmt.Errorf("decode the value of %s: %w", id, err)
 	}
+	text := rawWithUnit(schema, v.Value)
 	if *verbose {
-		_, err = fmt.Fprintf(stdout, "%s (ts %s, %s)\n", v.Value, v.TS.Format(openhal.TimeFormat), seqNote(v.Seq, v.DevSeq))
+		_, err = fmt.Fprintf(stdout, "%s (ts %s, %s)\n", text, v.TS.Format(openhal.TimeFormat), seqNote(v.Seq, v.DevSeq))
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "%s\n", v.Value)
+	_, err = fmt.Fprintf(stdout, "%s\n", text)
 	return err
 }
 
@@ -437,12 +464,18 @@ func (a *app) cmdWrite(args []string, stdout, stderr io.Writer) error {
 	if ms := within.Milliseconds(); ms > 0 && !*reply {
 		params.ReplyWithinMs = &ms
 	}
-	raw, err := f.callOnce(openhal.MethodWrite, params, id)
+	var schema device.Schema
+	units := func(ctx context.Context, c *halclient.Conn) {
+		if !f.json {
+			schema = deviceSchema(ctx, c, id)
+		}
+	}
+	raw, err := f.callOnceThen(openhal.MethodWrite, params, id, units)
 	if params.ReplyWithinMs != nil && unknownParam(err, "replyWithinMs") {
 		// A gateway from before replyWithinMs refuses the param before
 		// anything reaches the device: send the write as it knows it.
 		params.ReplyWithinMs = nil
-		raw, err = f.callOnce(openhal.MethodWrite, params, id)
+		raw, err = f.callOnceThen(openhal.MethodWrite, params, id, units)
 	}
 	if err != nil {
 		return withStringHint(err, pos[1], value)
@@ -454,21 +487,24 @@ func (a *app) cmdWrite(args []string, stdout, stderr io.Writer) error {
 	if err := json.Unmarshal(raw, &r); err != nil {
 		return fmt.Errorf("decode the answer to the write of %s: %w", id, err)
 	}
-	return printWrite(stdout, id, value, r)
+	return printWrite(stdout, id, value, schema, r, time.Now(), f.approveFlags(""))
 }
 
-func printWrite(w io.Writer, id string, value json.RawMessage, r rawValue) error {
+// printWrite says what became of a write: the value applied with its
+// unit, or the request it became, until when (local time) it waits, and
+// the line that approves it (approve: its flags, approveFlags).
+func printWrite(w io.Writer, id string, value json.RawMessage, schema device.Schema, r rawValue, now time.Time, approve string) error {
 	switch {
 	case r.Status == openhal.StatusPending && r.Confirmation != nil:
 		cf := r.Confirmation
-		_, err := fmt.Fprintf(w, "%s = %s is pending: confirmation %s waits for an admin until %s (gateway confirm approve %s)\n",
-			id, value, cf.ID, cf.ExpiresAt.Format(openhal.TimeFormat), cf.ID)
+		_, err := fmt.Fprintf(w, "%s = %s is pending: confirmation %s waits for an admin until %s (%s)\n",
+			id, rawWithUnit(schema, value), cf.ID, untilWords(cf.ExpiresAt, now), strings.TrimSpace("gateway confirm approve "+cf.ID+" "+approve))
 		return err
 	case r.Status != openhal.StatusApplied:
-		_, err := fmt.Fprintf(w, "%s = %s: %s\n", id, value, r.Status)
+		_, err := fmt.Fprintf(w, "%s = %s: %s\n", id, rawWithUnit(schema, value), r.Status)
 		return err
 	}
-	if _, err := fmt.Fprintf(w, "%s = %s (%s)\n", id, r.Value, seqNote(r.Seq, r.DevSeq)); err != nil {
+	if _, err := fmt.Fprintf(w, "%s = %s (%s)\n", id, rawWithUnit(schema, r.Value), seqNote(r.Seq, r.DevSeq)); err != nil {
 		return err
 	}
 	if len(r.Reply) > 0 && string(r.Reply) != "null" {
@@ -538,7 +574,11 @@ func (a *app) runWatch(ctx context.Context, args []string, stdout, stderr io.Wri
 	if f.json {
 		p.status = stderr
 	}
-	err = clearTextHint(f.worded(halclient.Watch(ctx, f.hub, opt, p.event)))
+	err = halclient.Watch(ctx, f.hub, opt, p.event)
+	if bad := f.badFlag(err); bad != nil {
+		return bad
+	}
+	err = clearTextHint(f.worded(err))
 	var he *halclient.HubError
 	switch {
 	case p.err != nil:

@@ -71,6 +71,9 @@ type Tokens interface {
 	Path() string
 	// Add adds a token and returns it; it is shown once, never stored.
 	Add(name, kind string, scope openhal.Scope, devices []string) (token string, err error)
+	// Check checks what Add would be given (the name, kind, scope and
+	// device patterns) without touching the file.
+	Check(name, kind string, scope openhal.Scope, devices []string) error
 	List() ([]TokenEntry, error)
 	Revoke(name string) error
 }
@@ -160,11 +163,12 @@ type MCPOptions struct {
 	// dials again after a lost connection.
 	Dial func(ctx context.Context) (*halclient.Conn, error)
 	// Gateway names the gateway in resource URIs, ConsoleURL is its
-	// console's address ("" unknown), and HubFlag the --hub a person gives
-	// `gateway confirm approve` to reach it ("" for the default one).
-	Gateway, ConsoleURL, HubFlag string
-	Version                      string
-	Log                          *slog.Logger
+	// console's address ("" unknown), and ApproveFlags the flags a person
+	// gives `gateway confirm approve ID` to reach it with its admin token
+	// ("" when the command's defaults reach it).
+	Gateway, ConsoleURL, ApproveFlags string
+	Version                           string
+	Log                               *slog.Logger
 }
 
 // MCPBridge is a started MCP bridge, connected to the gateway.

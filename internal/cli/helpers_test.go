@@ -3,6 +3,7 @@ package cli_test
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/openhal/gateway/internal/cli"
@@ -24,4 +25,9 @@ func writeFile(t *testing.T, path, text string) {
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// filepathGlob lists what a directory holds.
+func filepathGlob(dir string) ([]string, error) {
+	return filepath.Glob(filepath.Join(dir, "*"))
 }

@@ -51,7 +51,7 @@ func (f *clientFlags) chooseHub() error {
 	hubs, fingerprint, err := f.env.StateDir.Running(f.stateDir)
 	switch {
 	case err == nil:
-		f.hub, f.hubGiven = preferredHub(hubs), true
+		f.hub, f.hubGiven, f.hubOfStateDir = preferredHub(hubs), true, true
 		if f.fingerprint == "" && (strings.HasPrefix(f.hub, "wss://") || strings.HasPrefix(f.hub, "tls://")) {
 			f.fingerprint = fingerprint
 		}

@@ -101,10 +101,10 @@ func (f *clientFlags) nameFlag(fp string) string {
 }
 
 // shellWord quotes s for a POSIX shell when it holds more than letters,
-// digits and -._
+// digits and -._/: (a URL or a path needs none)
 func shellWord(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._", r))
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._/:", r))
 	}) < 0 {
 		return s
 	}

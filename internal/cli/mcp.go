@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
 	"github.com/openhal/gateway/halclient"
@@ -23,13 +22,13 @@ import (
 // (docs/mcp.md). Standard output carries MCP only; the log goes to
 // standard error, where MCP clients keep it.
 func (a *app) cmdMCP(args []string, stdout, stderr io.Writer) error {
-	fs := NewFlagSet("mcp", "[--hub URL|NAME] [--token TOKEN] [--fingerprint SHA256] [--trust-announced] [--insecure]")
-	hub := defaultHub
+	fs := NewFlagSet("mcp", "[--hub URL|NAME | --state-dir DIR] [--token TOKEN] [--fingerprint SHA256] [--trust-announced] [--insecure]")
+	f := clientFlags{env: a.env, fs: fs, hub: defaultHub, stateDir: DefaultStateDir()}
 	if h := os.Getenv("GATEWAY_HUB"); h != "" {
-		hub = h
+		f.hub, f.hubGiven = h, true
 	}
-	f := clientFlags{env: a.env}
-	fs.StringVar(&f.hub, "hub", hub, "the gateway's `URL` (ws://, wss://, tcp://, tls:// or unix://), or its name on the LAN (gateway discover); $GATEWAY_HUB sets the default")
+	fs.Var(givenFlag{&f.hub, &f.hubGiven}, "hub", "the gateway's `URL` (ws://, wss://, tcp://, tls:// or unix://), or its name on the LAN (gateway discover); default $GATEWAY_HUB, else the gateway running on the state directory, else "+defaultHub)
+	fs.Var(givenFlag{&f.stateDir, &f.stateDirGiven}, "state-dir", "the `directory` of a gateway on this machine: the one running there is reached (where it listens), not its admin token")
 	addTrustFlag(fs, &f.trustAnnounced)
 	addInsecureFlag(fs, &f.insecure)
 	fs.StringVar(&f.token, "token", "", "the agent's `token` (default $GATEWAY_TOKEN); never the admin token of the state directory")
@@ -50,7 +49,7 @@ func (a *app) cmdMCP(args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := f.resolveHub(ctx); err != nil {
+	if err := f.pickHub(ctx); err != nil {
 		return err
 	}
 	// Standard input carries MCP: nobody is asked about a gateway met
@@ -59,6 +58,9 @@ func (a *app) cmdMCP(args []string, stdout, stderr io.Writer) error {
 	opt.ClientName = "gateway-mcp"
 	first, err := halclient.Dial(ctx, f.hub, opt)
 	if err != nil {
+		if bad := f.badFlag(err); bad != nil {
+			return bad
+		}
 		return clearTextHint(f.worded(err))
 	}
 	// The bridge's first dial is the connection just checked; the
@@ -71,12 +73,12 @@ func (a *app) cmdMCP(args []string, stdout, stderr io.Writer) error {
 		return halclient.Dial(ctx, f.hub, opt)
 	}
 	b, err := a.env.MCP(ctx, MCPOptions{
-		Dial:       dial,
-		Gateway:    cmp.Or(f.hubName, gatewayName(f.hub)),
-		ConsoleURL: consoleOfHub(f.hub),
-		HubFlag:    cmp.Or(f.nameFlag(first.Fingerprint()), hubFlag(f.hub)),
-		Version:    a.env.Version,
-		Log:        log,
+		Dial:         dial,
+		Gateway:      cmp.Or(f.hubName, gatewayName(f.hub)),
+		ConsoleURL:   consoleOfHub(f.hub),
+		ApproveFlags: f.approveFlags(first.Fingerprint()),
+		Version:      a.env.Version,
+		Log:          log,
 	})
 	if err != nil {
 		return f.worded(err)
@@ -131,13 +133,4 @@ func gatewayName(hub string) string {
 		return name
 	}
 	return "localhost"
-}
-
-// hubFlag is the --hub a person gives `gateway confirm approve` to reach
-// the same gateway: none for the default one.
-func hubFlag(hub string) string {
-	if hub == defaultHub || strings.TrimSpace(hub) == "" {
-		return ""
-	}
-	return hub
 }

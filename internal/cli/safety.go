@@ -18,6 +18,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/halclient"
 	"github.com/openhal/gateway/openhal"
 	"github.com/openhal/gateway/openhal/gatewayext"
@@ -228,7 +229,7 @@ func (a *app) confirmList(args []string, stdout, stderr io.Writer) error {
 	if *status != "" && !slices.Contains(openhal.ConfirmStatuses, *status) {
 		return Usagef(fs, "--status %q is not one of %s", *status, strings.Join(openhal.ConfirmStatuses, ", "))
 	}
-	all, stopped, err := f.confirmationPages(*status)
+	all, stopped, schemas, err := f.confirmationPages(*status)
 	if err != nil {
 		return err
 	}
@@ -248,23 +249,31 @@ func (a *app) confirmList(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	printStopBanner(stdout, stopped)
-	return printConfirmations(stdout, cs)
+	return printConfirmations(stdout, cs, schemas)
 }
 
 // confirmationPages reads every page of hal/confirmations/list on one
 // connection, within --timeout in all, and returns the requests as the
 // hub sent them, by id, with the emergency stop in force when it
-// connected.
-func (f *clientFlags) confirmationPages(status string) ([]json.RawMessage, *openhal.StopInfo, error) {
+// connected, and (without --json) the devices' value schemas, for the
+// units beside the values.
+func (f *clientFlags) confirmationPages(status string) ([]json.RawMessage, *openhal.StopInfo, map[string]device.Schema, error) {
 	ctx, stop := f.context(true)
 	defer stop()
 	c, err := f.dial(ctx)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	defer c.Close()
 	all, err := f.listConfirmations(ctx, c, status)
-	return all, c.Init().Stopped, err
+	var schemas map[string]device.Schema
+	if err == nil && !f.json {
+		var devs openhal.DevicesListResult
+		if c.Call(ctx, openhal.MethodDevicesList, nil, &devs) == nil {
+			schemas = schemasOf(devs.Devices)
+		}
+	}
+	return all, c.Init().Stopped, schemas, err
 }
 
 // listConfirmations reads every page of hal/confirmations/list on c.
@@ -298,7 +307,7 @@ func (f *clientFlags) listConfirmations(ctx context.Context, c *halclient.Conn, 
 // asks for and NOW the device's value when the hub answered (pending
 // ones; "-" for the others), so that an approver sees what approving
 // would change. What superseded a request follows the table, a line each.
-func printConfirmations(w io.Writer, cs []openhal.Confirmation) error {
+func printConfirmations(w io.Writer, cs []openhal.Confirmation, schemas map[string]device.Schema) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tDEVICE\tVALUE\tNOW\tREQUESTED BY\tREASON\tSTATUS\tEXPIRES")
 	for _, c := range cs {
@@ -306,7 +315,8 @@ func printConfirmations(w io.Writer, cs []openhal.Confirmation) error {
 		if reason == "" {
 			reason = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Device, formatValue(c.Value), currentText(c), principalText(c.RequestedBy),
+		s := schemas[c.Device]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.ID, c.Device, valueWithUnit(s, c.Value), currentText(c, s), principalText(c.RequestedBy),
 			oneLine(reason), c.Status, c.ExpiresAt.UTC().Format(time.RFC3339))
 	}
 	if err := tw.Flush(); err != nil {
@@ -324,11 +334,11 @@ func printConfirmations(w io.Writer, cs []openhal.Confirmation) error {
 
 // currentText is the device's value beside a pending request's, "-"
 // when the hub sent none (a resolved request, a device with no value).
-func currentText(c openhal.Confirmation) string {
+func currentText(c openhal.Confirmation, s device.Schema) string {
 	if c.Current == nil {
 		return "-"
 	}
-	return formatValue(c.Current.Value)
+	return valueWithUnit(s, c.Current.Value)
 }
 
 // supersededText says what superseded a request: "agent bench-agent's

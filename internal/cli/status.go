@@ -42,6 +42,9 @@ type statusReport struct {
 	Confirmations confirmSummary              `json:"confirmations"`
 	Adapters      []gatewayext.AdapterSummary `json:"adapters"` // null: not shown to this token
 	Clients       gatewayext.ClientCounts     `json:"clients"`
+	// schemas are the devices' value schemas, for the units beside the
+	// confirmations' values.
+	schemas map[string]device.Schema
 }
 
 // deviceSummary counts the devices by state and lists those not ok.
@@ -113,6 +116,7 @@ func (f *clientFlags) gatherStatus(ctx context.Context, c *halclient.Conn) (stat
 		return r, fmt.Errorf("decode the device list: %w", err)
 	}
 	r.Devices = summarizeDevices(devs.Devices)
+	r.schemas = schemasOf(devs.Devices)
 	pending, err := f.listConfirmations(ctx, c, openhal.ConfirmPending)
 	if err != nil {
 		return r, err
@@ -153,7 +157,7 @@ func printStatusScreen(w io.Writer, r statusReport) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	up := time.Duration(r.UptimeS * float64(time.Second)).Round(time.Second)
-	fmt.Fprintf(tw, "gateway:\t%s (commit %s), board %s, up %s since %s\n", r.Version, r.Commit, r.Board, up, clockTime(r.StartedAt))
+	fmt.Fprintf(tw, "gateway:\t%s, board %s, up %s since %s\n", strings.TrimPrefix(versionLine(r.Version, r.Commit), "gateway "), r.Board, up, clockTime(r.StartedAt))
 	fmt.Fprintf(tw, "token:\t%s, scope %s\n", principalText(r.Principal), r.Principal.Scope)
 	fmt.Fprintf(tw, "devices:\t%s\n", devicesRow(r.Devices))
 	for _, d := range r.Devices.Unwell {
@@ -161,7 +165,8 @@ func printStatusScreen(w io.Writer, r statusReport) error {
 	}
 	fmt.Fprintf(tw, "confirmations:\t%d pending\n", r.Confirmations.Pending)
 	for _, cf := range r.Confirmations.Newest {
-		fmt.Fprintf(tw, "  %s\t%s = %s (now %s) by %s, expires %s\n", cf.ID, cf.Device, formatValue(cf.Value), currentText(cf), principalText(cf.RequestedBy), clockTime(cf.ExpiresAt))
+		s := r.schemas[cf.Device]
+		fmt.Fprintf(tw, "  %s\t%s = %s (now %s) by %s, expires %s\n", cf.ID, cf.Device, valueWithUnit(s, cf.Value), currentText(cf, s), principalText(cf.RequestedBy), clockTime(cf.ExpiresAt))
 	}
 	if more := r.Confirmations.Pending - len(r.Confirmations.Newest); more > 0 {
 		fmt.Fprintf(tw, "  …\t%d more: gateway confirm list --status pending\n", more)

@@ -95,7 +95,7 @@ func TestWatchFilter(t *testing.T) {
 	hub.Add(otherDevice{})
 	out, _, stop := startWatch(t, "sim.led", "sim.temperature", "--hub", url, "--token", hub.Admin)
 	out.line(t, watchTS+`2 devices$`)
-	out.line(t, watchTS+`sim\.temperature = \{"temperature":20\.5 Cel\} \(seq \d+, current\)$`)
+	out.line(t, watchTS+`sim\.temperature = \{"temperature":20\.5 °C\} \(seq \d+, current\)$`)
 	hub.Set("sim.heater", true)
 	hub.Set("sim.led", true)
 	out.line(t, watchTS+`sim\.led = true \(seq \d+\)$`)
@@ -144,7 +144,7 @@ func TestValueWithUnit(t *testing.T) {
 		{pct, nil, "null"},
 		{device.Schema{Type: device.TypeBoolean}, true, "true"},
 		{device.Schema{Type: device.TypeString}, "21.5 V", `"21.5 V"`},
-		{climate, map[string]any{"temperature": 20.5, "humidity": 41.0, "label": "bench"}, `{"humidity":41 %RH, "label":"bench", "temperature":20.5 Cel}`},
+		{climate, map[string]any{"temperature": 20.5, "humidity": 41.0, "label": "bench"}, `{"humidity":41 %, "label":"bench", "temperature":20.5 °C}`},
 		{device.Schema{Type: device.TypeObject}, map[string]any{"a": 1.0}, `{"a":1}`},
 	} {
 		if got := valueWithUnit(tc.schema, tc.v); got != tc.want {

@@ -89,15 +89,18 @@ func (a *app) tokenAdd(args []string, stdout, stderr io.Writer) error {
 			return Usagef(fs, "--%s is required", f.flag)
 		}
 	}
+	patterns, err := splitPatterns(*devices)
+	if err != nil {
+		return Usagef(fs, "%v", err)
+	}
 	s, err := a.openStore(fs, *dir)
 	if err != nil {
 		return err
 	}
-	if err := checkStateDir(s, *dir, *init, initHint); err != nil {
-		return err
+	if err := s.Check(*name, *kind, openhal.Scope(*scope), patterns); err != nil {
+		return Usagef(fs, "%v", err)
 	}
-	patterns, err := splitPatterns(*devices)
-	if err != nil {
+	if err := checkStateDir(s, *dir, *init, initHint); err != nil {
 		return err
 	}
 	tok, err := s.Add(*name, *kind, openhal.Scope(*scope), patterns)
@@ -130,7 +133,7 @@ func splitPatterns(s string) ([]string, error) {
 	for i, p := range patterns {
 		patterns[i] = strings.TrimSpace(p)
 		if patterns[i] == "" {
-			return nil, fmt.Errorf("token add: --devices %q has an empty pattern", s)
+			return nil, fmt.Errorf("--devices %q has an empty pattern", s)
 		}
 	}
 	return patterns, nil

@@ -11,9 +11,10 @@ import (
 
 // valueWithUnit writes a value as JSON (as formatValue does) with the
 // unit its schema gives after each number: `70 %`, and for a sensor's
-// quantities `{"humidity":41.5 %RH, "temperature":20.5 Cel}`. Units are
-// UCUM codes, as the descriptors carry them. A value without units is
-// formatValue's alone, so that it can still be pasted into `gateway write`.
+// quantities `{"humidity":41.5 %, "temperature":20.5 °C}`. The
+// descriptors carry UCUM codes (Cel, %RH); people read the symbols
+// device.UnitSymbol gives. A value without units is formatValue's alone,
+// so that it can still be pasted into `gateway write`.
 func valueWithUnit(s device.Schema, v any) string {
 	if m, ok := v.(map[string]any); ok && hasUnits(s.Properties) {
 		keys := slices.Sorted(maps.Keys(m))
@@ -24,7 +25,7 @@ func valueWithUnit(s device.Schema, v any) string {
 		return "{" + strings.Join(parts, ", ") + "}"
 	}
 	if _, ok := v.(float64); ok && s.Unit != "" {
-		return formatValue(v) + " " + s.Unit
+		return formatValue(v) + " " + device.UnitSymbol(s.Unit)
 	}
 	return formatValue(v)
 }
@@ -39,15 +40,15 @@ func hasUnits(props map[string]device.Schema) bool {
 }
 
 // unitText is a schema's units for a table column: "%", or for a
-// sensor's quantities "temperature Cel, humidity %RH"; "-" without any.
+// sensor's quantities "temperature °C, humidity %"; "-" without any.
 func unitText(s device.Schema) string {
 	if s.Unit != "" {
-		return s.Unit
+		return device.UnitSymbol(s.Unit)
 	}
 	var parts []string
 	for _, k := range slices.Sorted(maps.Keys(s.Properties)) {
 		if u := s.Properties[k].Unit; u != "" {
-			parts = append(parts, k+" "+u)
+			parts = append(parts, k+" "+device.UnitSymbol(u))
 		}
 	}
 	if len(parts) == 0 {

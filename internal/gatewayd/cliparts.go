@@ -75,6 +75,10 @@ func (t tokenFile) List() ([]cli.TokenEntry, error) {
 
 func (t tokenFile) Revoke(name string) error { return t.s.Revoke(name) }
 
+func (tokenFile) Check(name, kind string, scope openhal.Scope, devices []string) error {
+	return token.Check(name, kind, scope, devices)
+}
+
 // installed is cli.Adapters: the adapters installed in a state directory.
 type installed struct{ stateDir string }
 
@@ -145,13 +149,13 @@ func (lan) Watch(ctx context.Context, seen func(g gatewayext.Gateway, gone bool)
 // after a lost connection.
 func startMCP(ctx context.Context, opt cli.MCPOptions) (cli.MCPBridge, error) {
 	b, err := mcpbridge.New(ctx, mcpbridge.Options{
-		Dial:       opt.Dial,
-		Redial:     true,
-		Gateway:    opt.Gateway,
-		ConsoleURL: opt.ConsoleURL,
-		HubFlag:    opt.HubFlag,
-		Version:    opt.Version,
-		Logger:     opt.Log,
+		Dial:         opt.Dial,
+		Redial:       true,
+		Gateway:      opt.Gateway,
+		ConsoleURL:   opt.ConsoleURL,
+		ApproveFlags: opt.ApproveFlags,
+		Version:      opt.Version,
+		Logger:       opt.Log,
 	})
 	if err != nil {
 		return nil, err

@@ -195,7 +195,7 @@ func runGateway(stop context.Context, b build, cfg *board.Config, stateDir strin
 	}
 	stopMCP := func() {}
 	if cfg.Hub.MCP.Enabled {
-		mcpHandler := newMCPHandler(cfg, hub, b.version, log)
+		mcpHandler := newMCPHandler(cfg, hub, stateDir, b.version, log)
 		defer mcpHandler.Close()
 		httpOpt.MCP, stopMCP = mcpHandler, mcpHandler.Close
 	}

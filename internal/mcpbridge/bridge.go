@@ -43,10 +43,11 @@ type Options struct {
 	// (openhal://<Gateway>/devices/<id>); "" uses the Hub's name.
 	Gateway string
 	// ConsoleURL is the operator console's address ("" when unknown),
-	// and HubFlag the --hub a person gives the CLI to reach the same
-	// gateway ("" for the default): both go in a pending result, where a
-	// person approves.
-	ConsoleURL, HubFlag string
+	// and ApproveFlags the flags a person gives `gateway confirm approve
+	// ID` to reach the same gateway with its admin token ("--hub URL",
+	// "--state-dir DIR"; "" when the command's defaults reach it): both
+	// go in a pending result, where a person approves.
+	ConsoleURL, ApproveFlags string
 	// Version is the bridge's version in serverInfo.
 	Version string
 	// Logger receives the bridge's own events; nil discards them.

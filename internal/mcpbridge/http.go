@@ -43,7 +43,12 @@ type HTTPOptions struct {
 	IdleTimeout time.Duration
 	// Gateway and Version as in Options.
 	Gateway, Version string
-	Logger           *slog.Logger
+	// StateDirFlag is the gateway's state directory when the CLI on its
+	// machine would not find it by default: the --state-dir of the
+	// approval line, which finds the gateway and its admin token ("" for
+	// the default one).
+	StateDirFlag string
+	Logger       *slog.Logger
 }
 
 // defaultIdle is how long an unused session and bridge are kept.
@@ -221,12 +226,12 @@ func (h *Handler) bridge(r *http.Request, tok string) (*tokenBridge, error) {
 
 	peer := hostOf(r.RemoteAddr)
 	b, err := New(r.Context(), Options{
-		Dial:       func(ctx context.Context) (*halclient.Conn, error) { return h.opt.Dial(ctx, tok, peer) },
-		Gateway:    h.opt.Gateway,
-		ConsoleURL: consoleOf(r),
-		HubFlag:    hubOf(r),
-		Version:    h.opt.Version,
-		Logger:     h.log,
+		Dial:         func(ctx context.Context) (*halclient.Conn, error) { return h.opt.Dial(ctx, tok, peer) },
+		Gateway:      h.opt.Gateway,
+		ConsoleURL:   consoleOf(r),
+		ApproveFlags: approveFlagsOf(r, h.opt.StateDirFlag),
+		Version:      h.opt.Version,
+		Logger:       h.log,
 	})
 	if err != nil {
 		return nil, err
@@ -334,6 +339,32 @@ func consoleOf(r *http.Request) string {
 		return "https://" + r.Host + "/"
 	}
 	return "http://" + r.Host + "/"
+}
+
+// approveFlagsOf are the flags of `gateway confirm approve` that reach
+// the gateway that served r: its state directory when that is not the
+// CLI's default (it names the gateway running there and holds its admin
+// token, wherever it listens), else the listener's URL unless it is the
+// default one.
+func approveFlagsOf(r *http.Request, stateDir string) string {
+	if stateDir != "" {
+		return "--state-dir " + shellWord(stateDir)
+	}
+	if hub := hubOf(r); hub != "" {
+		return "--hub " + hub
+	}
+	return ""
+}
+
+// shellWord quotes s for a POSIX shell when it holds more than letters,
+// digits and -._/:
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._/:", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // hubOf is the --hub of the CLI for the listener that served r, "" for

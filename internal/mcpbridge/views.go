@@ -149,8 +149,8 @@ func (b *Bridge) viewConfirmation(c openhal.Confirmation) confirmationView {
 // CLI line for the same gateway.
 func (b *Bridge) approval(id string) *approval {
 	cli := "gateway confirm approve " + id
-	if b.opt.HubFlag != "" {
-		cli += " --hub " + b.opt.HubFlag
+	if b.opt.ApproveFlags != "" {
+		cli += " " + b.opt.ApproveFlags
 	}
 	return &approval{Console: b.opt.ConsoleURL, CLI: cli}
 }

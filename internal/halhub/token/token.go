@@ -69,6 +69,13 @@ func (e Entry) Visible(deviceID string) bool {
 
 var namePattern = regexp.MustCompile(`^[a-z0-9][a-z0-9_.-]{0,63}$`)
 
+// Check checks a token's name, kind, scope and device patterns as Add
+// would, before any file is touched: `gateway token add` calls a wrong
+// one a usage error.
+func Check(name, kind string, scope openhal.Scope, devices []string) error {
+	return Entry{Name: name, Kind: kind, Scope: scope, Devices: devices}.validate()
+}
+
 // validate checks everything but uniqueness, which needs the whole file.
 func (e Entry) validate() error {
 	if !namePattern.MatchString(e.Name) {
