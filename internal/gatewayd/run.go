@@ -97,7 +97,6 @@ func adjustRun(fs *flag.FlagSet, cfg *board.Config) {
 	})
 }
 
-
 // cmdCheck validates a configuration without touching any hardware.
 func cmdCheck(args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("check", "--config FILE")
