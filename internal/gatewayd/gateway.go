@@ -227,7 +227,7 @@ func runGateway(stop context.Context, b build, cfg *board.Config, src configSour
 	}
 	log.Info("ready", "devices", len(reg.List()), "conformance", cfg.Hub.Conformance, "adapters", len(cfg.Adapters.Enabled))
 	reloads := &reloader{src: src, started: cfg, running: cfg, boards: boards, hub: hub, sup: sup, store: store, stateDir: stateDir,
-		auditLog: auditLog, notifier: notifier, outcome: line.reload, kick: kickStatus, log: log.With("part", "reload")}
+		auditLog: auditLog, notifier: notifier, outcome: line.reload, status: line.String, kick: kickStatus, log: log.With("part", "reload")}
 	waitReload := reloads.run(stop, hups)
 	<-stop.Done()
 	waitReload()

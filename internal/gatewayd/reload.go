@@ -46,7 +46,8 @@ type reloader struct {
 	auditLog *audit.Log
 	notifier *systemd.Notifier
 	outcome  *atomic.Pointer[string] // the last reload's, for STATUS (statusLine)
-	kick     func()                  // sends STATUS again
+	status   func() string           // the STATUS line (statusLine.String)
+	kick     func()                  // has followStatus send STATUS again
 	log      *slog.Logger
 }
 
@@ -81,6 +82,10 @@ func (r *reloader) reload() {
 		r.log.Warn("systemd: RELOADING=1 not sent", "err", err)
 	}
 	defer func() {
+		// The outcome in STATUS before READY=1 ends the reload.
+		if err := r.notifier.Status(r.status()); err != nil {
+			r.log.Warn("systemd: STATUS not sent", "err", err)
+		}
 		r.kick()
 		if err := r.notifier.Ready(); err != nil {
 			r.log.Warn("systemd: READY=1 not sent", "err", err)
@@ -93,7 +98,7 @@ func (r *reloader) reload() {
 	}
 	next, errs := r.load()
 	if errs != nil {
-		r.refuse(fmt.Sprintf("%s: %d error(s); the running configuration stays", r.src.path, len(errs)), errs)
+		r.refuse(fmt.Sprintf("%s: %s", r.src.path, plural(len(errs), "error")), errs)
 		return
 	}
 	d := board.Compare(r.running, next)
@@ -249,10 +254,11 @@ func (r *reloader) reloadTokens() []string {
 
 // refuse records a reload that changed nothing.
 func (r *reloader) refuse(why string, lines []string) {
+	// Warnings, not errors: the gateway runs on, unchanged.
 	for _, l := range lines {
-		r.log.Error("reload refused", "error", l)
+		r.log.Warn("reload refused", "error", l)
 	}
-	r.log.Error("reload refused; the running configuration stays", "reason", why)
+	r.log.Warn("reload refused; the running configuration stays", "reason", why)
 	r.note("reload refused", why)
 	// The count, not the lines: they name devices, and a token limited
 	// to some reads this entry (the lines are in the log).
@@ -262,21 +268,25 @@ func (r *reloader) refuse(why string, lines []string) {
 // fail records a reload the hardware refused, all put back.
 func (r *reloader) fail(err error) {
 	why := fmt.Sprintf("%v; the running configuration stays", err)
-	r.log.Error("reload failed", "err", why)
+	r.log.Warn("reload failed", "err", why)
 	r.note("reload failed", why)
 	r.audit("failed", why)
 }
 
 // applied records a reload that went through.
 func (r *reloader) applied(d board.Diff, pending, problems []string) {
-	attrs := []any{
-		"added", strings.Join(d.Added, ","), "removed", strings.Join(d.Removed, ","), "changed", strings.Join(d.Changed, ","),
-		"rules", strings.Join(d.Rules, ","),
-		"adapters_started", strings.Join(d.AdaptersStarted, ","), "adapters_stopped", strings.Join(d.AdaptersStopped, ","),
-		"adapters_restarted", strings.Join(d.AdaptersChanged, ","),
-	}
-	if len(pending) > 0 {
-		attrs = append(attrs, "restart_needed", strings.Join(pending, ","))
+	var attrs []any
+	for _, f := range []struct {
+		key  string
+		list []string
+	}{
+		{"added", d.Added}, {"removed", d.Removed}, {"changed", d.Changed}, {"rules", d.Rules},
+		{"adapters_started", d.AdaptersStarted}, {"adapters_stopped", d.AdaptersStopped}, {"adapters_restarted", d.AdaptersChanged},
+		{"restart_needed", pending},
+	} {
+		if len(f.list) > 0 {
+			attrs = append(attrs, f.key, strings.Join(f.list, ","))
+		}
 	}
 	if len(problems) > 0 {
 		attrs = append(attrs, "problems", strings.Join(problems, "; "))
@@ -315,4 +325,12 @@ func (r *reloader) audit(outcome, why string) {
 	if _, err := r.auditLog.Append(context.Background(), entry); err != nil {
 		r.log.Error("reload not in the audit log", "err", err)
 	}
+}
+
+// plural is "1 error", "2 errors".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
