@@ -63,7 +63,7 @@ func (h *pinHost) isHeld(n int) bool {
 	return h.held[n]
 }
 
-func (*pinHost) I2CBus(string) (i2c.BusCloser, error)  { return nil, errors.New("no I2C here") }
+func (*pinHost) I2CBus(string) (i2c.BusCloser, error)   { return nil, errors.New("no I2C here") }
 func (*pinHost) SysRoot() string                        { return "/nonexistent" }
 func (*pinHost) SPIPort(string) (spi.PortCloser, error) { return nil, errors.New("no SPI here") }
 func (*pinHost) EdgeLine(profile.LineRef, gpioevent.Config) (gpioevent.Source, error) {
