@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"os/signal"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/openhal/gateway/device"
 	"github.com/openhal/gateway/internal/board"
 	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/internal/halhub/audit"
@@ -150,7 +152,7 @@ func (r *reloader) load() (*board.Config, []string) {
 // removed is driven to its safe value before it is closed when the
 // configuration drives outputs safe at a clean stop
 // (hub.safeOnShutdown); a device opened while the emergency stop is in
-// force is driven safe at once. When the hardware refuses a group (a line
+// force is opened at its safe value, not its initial one. When the hardware refuses a group (a line
 // taken by another program), everything is put back as it was.
 func (r *reloader) applyDevices(d board.Diff, next *board.Config) error {
 	if r.boards == nil || len(d.Added)+len(d.Removed)+len(d.Changed) == 0 {
@@ -172,7 +174,11 @@ func (r *reloader) applyDevices(d board.Diff, next *board.Config) error {
 			}
 		}
 	}
-	opened, err := r.openGroups(next, slices.Concat(d.Added, d.Changed))
+	open := next
+	if r.hub.Stopped() {
+		open = safeInitials(next)
+	}
+	opened, err := r.openGroups(open, slices.Concat(d.Added, d.Changed))
 	if err != nil {
 		for _, key := range opened {
 			r.boards.close(key, "configuration reload failed")
@@ -188,6 +194,22 @@ func (r *reloader) applyDevices(d board.Diff, next *board.Config) error {
 		r.log.Warn("reload: devices opened under the emergency stop driven to their safe values", "applied", strings.Join(applied, ","), "failed", fmt.Sprint(failed))
 	}
 	return nil
+}
+
+// safeInitials is cfg with the safe value of each output as its initial
+// value: a device opened while the emergency stop is engaged must not be
+// driven away from safe, not even until SafeIfStopped reaches it. cfg
+// itself is left as the file says, for the next reload to compare with.
+func safeInitials(cfg *board.Config) *board.Config {
+	out := *cfg
+	out.Devices = maps.Clone(cfg.Devices)
+	for _, d := range cfg.Descriptors() {
+		if dc, ok := out.Devices[d.ID]; ok && d.Safe != nil && d.Access != device.AccessRead {
+			dc.Initial = d.Safe
+			out.Devices[d.ID] = dc
+		}
+	}
+	return &out
 }
 
 // openGroups opens the groups of next that hold ids, and returns their

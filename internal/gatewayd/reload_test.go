@@ -23,6 +23,7 @@ import (
 	"github.com/openhal/gateway/internal/board/profile"
 	"github.com/openhal/gateway/internal/halhub"
 	"github.com/openhal/gateway/internal/hw/gpioevent"
+	"github.com/openhal/gateway/openhal"
 )
 
 // pinHost is a hardware.Host of periph's fake GPIO pins that behaves as
@@ -35,10 +36,11 @@ type pinHost struct {
 	held map[int]bool
 	busy map[int]bool // taken by another program
 	outs map[int]int
+	high map[int]int // Out(gpio.High) calls
 }
 
 func newPinHost() *pinHost {
-	return &pinHost{held: map[int]bool{}, busy: map[int]bool{}, outs: map[int]int{}}
+	return &pinHost{held: map[int]bool{}, busy: map[int]bool{}, outs: map[int]int{}, high: map[int]int{}}
 }
 
 func (h *pinHost) Line(ref profile.LineRef) (gpio.PinIO, error) {
@@ -55,6 +57,12 @@ func (h *pinHost) driven(n int) int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.outs[n]
+}
+
+func (h *pinHost) drivenHigh(n int) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.high[n]
 }
 
 func (h *pinHost) isHeld(n int) bool {
@@ -102,6 +110,9 @@ func (p *heldPin) Halt() error {
 func (p *heldPin) Out(l gpio.Level) error {
 	p.h.mu.Lock()
 	p.h.outs[p.n]++
+	if l == gpio.High {
+		p.h.high[p.n]++
+	}
 	p.h.mu.Unlock()
 	return p.Pin.Out(l)
 }
@@ -247,4 +258,25 @@ func deviceIDsOf(reg *device.Registry) []string {
 		ids = append(ids, d.ID)
 	}
 	return ids
+}
+
+// A device a reload opens while the emergency stop is engaged starts at
+// its safe value, never at its initial one, and the stop stays.
+func TestReloadUnderStop(t *testing.T) {
+	b := newReloadBench(t, pinsBefore)
+	if _, err := b.r.hub.Stop(openhal.Principal{Kind: openhal.KindOperator, Name: "test"}, "drill"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.apply(t, pinsAfter); err != nil { // fan: initial true
+		t.Fatal(err)
+	}
+	if n := b.host.drivenHigh(17); n != 0 {
+		t.Errorf("fan, opened under the stop, was driven on %d times", n)
+	}
+	if v, ok := b.reg.Value("fan"); !ok || v.Value != false {
+		t.Errorf("fan after a reload under the stop: %+v, %v; want its safe false", v, ok)
+	}
+	if !b.r.hub.Stopped() {
+		t.Error("the reload lifted the stop")
+	}
 }
