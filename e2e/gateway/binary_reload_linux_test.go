@@ -5,6 +5,7 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -295,4 +296,55 @@ func (n *notes) waitFor(t *testing.T, method, id string) string {
 			t.Fatalf("no %s about %s within %s", method, id, waitLong)
 		}
 	}
+}
+
+// TestBinaryReloadAdaptersAndRules: on the sim board, a reload enables an
+// installed adapter (started as nobody, its device added) and gives
+// sim.fan a maximum, in force at once; a second one disables the adapter
+// (stopped, its device removed); the admin's connection stays open
+// throughout.
+func TestBinaryReloadAdaptersAndRules(t *testing.T) {
+	t.Parallel()
+	gatewayBinary(t)
+	tmp, state := soakDirs(t)
+	installTestAdapter(t, state, "ta", `[{"id":"temp","kind":"sensor","access":"r","risk":"low","schema":{"type":"number"}}]`)
+	cfg := filepath.Join(tmp, "gateway.yaml")
+	writeFile(t, cfg, "board: sim\nadapters:\n  enabled: []\n  user: nobody\n")
+	g := startGateway(t, state, "--config", cfg)
+	admin := adminConn(t, g)
+	notes := collect(admin)
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	if _, err := admin.Write(ctx, "sim.fan", 95.0, "before the rule"); err != nil {
+		t.Fatal(err)
+	}
+
+	writeFile(t, cfg, "board: sim\nadapters:\n  enabled: [ta]\n  user: nobody\ndevices:\n  sim.fan:\n    rules: {maximum: 80}\n")
+	from := g.err.len()
+	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	g.err.waitFor(t, from, `msg="configuration reloaded" part=reload rules=sim\.fan adapters_started=ta$`, waitLong)
+	adapterRunning(t, g, "ta")
+	notes.waitFor(t, openhal.NotifyDeviceAdded, "ta.temp")
+	_, err := admin.Write(ctx, "sim.fan", 95.0, "after the rule")
+	var he *halclient.HubError
+	if !errors.As(err, &he) || he.Code() != openhal.CodeBlocked || !strings.Contains(err.Error(), "maximum") {
+		t.Errorf("sim.fan 95 after a reload gave it a maximum of 80: %v; want BLOCKED by the maximum", err)
+	}
+
+	writeFile(t, cfg, "board: sim\nadapters:\n  enabled: []\n  user: nobody\ndevices:\n  sim.fan:\n    rules: {maximum: 80}\n")
+	from = g.err.len()
+	if err := g.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	g.err.waitFor(t, from, `msg="configuration reloaded" part=reload adapters_stopped=ta$`, waitLong)
+	notes.waitFor(t, openhal.NotifyDeviceRemoved, "ta.temp")
+	if r := gw(t, "adapter", "status", "ta", "--hub", g.ws, "--state-dir", g.dir); r.code == 0 {
+		t.Errorf("adapter status ta after it was disabled: exit 0, %s", r.stdout)
+	}
+	if _, err := admin.Write(ctx, "sim.fan", 50.0, "still connected"); err != nil {
+		t.Errorf("the admin's connection after two reloads: %v", err)
+	}
+	g.stop(t)
 }
