@@ -106,8 +106,10 @@ func (r *reloader) reload() {
 	d := board.Compare(r.running, next)
 	pending := board.Compare(r.started, next).Restart
 	if next.Board != r.started.Board {
-		// Another board's devices wait for the restart with it.
-		d.Added, d.Removed, d.Changed = nil, nil, nil
+		// Another board's devices, and their rules, wait for the restart
+		// with it: the board's part of the running configuration stays.
+		d.Added, d.Removed, d.Changed, d.Rules = nil, nil, nil, nil
+		next.Board, next.Sim, next.StopButtonID = r.running.Board, r.running.Sim, r.running.StopButtonID
 		next.Devices, next.Chips, next.Modbus = r.running.Devices, r.running.Chips, r.running.Modbus
 	}
 	if err := r.applyDevices(d, next); err != nil {
