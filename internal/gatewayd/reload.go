@@ -318,8 +318,8 @@ func (r *reloader) applied(d board.Diff, pending, problems []string) {
 	r.log.Info("configuration reloaded", attrs...)
 	// Counts, not ids: a token limited to some devices reads this entry,
 	// and learns nothing of the others' ids (spec §8, §10).
-	summary := fmt.Sprintf("devices: %d added, %d removed, %d changed; rules of %d devices; adapters: %d started, %d stopped, %d restarted",
-		len(d.Added), len(d.Removed), len(d.Changed), len(d.Rules), len(d.AdaptersStarted), len(d.AdaptersStopped), len(d.AdaptersChanged))
+	summary := fmt.Sprintf("devices: %d added, %d removed, %d changed; rules of %s; adapters: %d started, %d stopped, %d restarted",
+		len(d.Added), len(d.Removed), len(d.Changed), plural(len(d.Rules), "device"), len(d.AdaptersStarted), len(d.AdaptersStopped), len(d.AdaptersChanged))
 	if len(pending) > 0 {
 		summary += "; waiting for a restart: " + strings.Join(pending, ", ")
 	}
