@@ -108,9 +108,13 @@ func TestBinaryReload(t *testing.T) {
 	wantReload(t, got, `^STATUS=devices 3, .*, reloaded at `)
 
 	// The same connection, still open, was told what changed.
-	notes.waitFor(t, openhal.NotifyDeviceRemoved, "gone.fan")
+	if p := notes.waitFor(t, openhal.NotifyDeviceRemoved, "gone.fan"); !strings.Contains(p, `"reason":"configuration reload"`) {
+		t.Errorf("hal/deviceRemoved of gone.fan: %s", p)
+	}
 	notes.waitFor(t, openhal.NotifyDeviceRemoved, "change.valve")
-	notes.waitFor(t, openhal.NotifyDeviceAdded, "change.valve")
+	if p := notes.waitFor(t, openhal.NotifyDeviceAdded, "change.valve"); !strings.Contains(p, `"label":"Inlet valve"`) {
+		t.Errorf("hal/deviceAdded of the changed valve: %s; want its new label", p)
+	}
 	notes.waitFor(t, openhal.NotifyDeviceAdded, "new.light")
 	c1 := notes.waitFor(t, openhal.NotifyConfirmationResolved, "change.valve")
 	if !strings.Contains(c1, `"status":"rejected"`) || !strings.Contains(c1, "changed by a configuration reload") {
