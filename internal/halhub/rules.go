@@ -18,7 +18,7 @@ import (
 type safety struct {
 	clk clock.Clock
 	// set is the rules in force: replaced whole by a reload (SetRules,
-	// reloadrules.go), never changed in place.
+	// reload.go), never changed in place.
 	set atomic.Pointer[ruleSet]
 
 	mu      sync.Mutex
