@@ -18,7 +18,8 @@
 # about a minute, a warm run well under three.
 # The last scenario upgrades the package: DEB is installed over an older
 # build of itself (the same files, an earlier version). SYSTEMD_TEST_ONLY=upgrade
-# runs that scenario alone.
+# runs that scenario alone, SYSTEMD_TEST_ONLY=reload the reload's
+# (reload.sh: systemctl reload gateway).
 # No pipefail: checks end pipelines in grep, whose early exit on a match
 # would otherwise count the producer's SIGPIPE as a failure.
 set -u
@@ -212,7 +213,7 @@ EOF
 }
 
 only=${SYSTEMD_TEST_ONLY:-}
-if [ "$only" != upgrade ]; then
+if [ -z "$only" ]; then
 
 # (g) The package: installs, creates users and groups, enables and does not
 # start; then starts with its own default configuration.
@@ -613,7 +614,8 @@ check "dpkg -r stops and disables the units and keeps the configuration; purge r
 
 fi # SYSTEMD_TEST_ONLY
 
-. "$repo/e2e/systemd/upgrade.sh"
+[ -z "$only" ] || [ "$only" = reload ] && . "$repo/e2e/systemd/reload.sh"
+[ -z "$only" ] || [ "$only" = upgrade ] && . "$repo/e2e/systemd/upgrade.sh"
 
 # --- the end ---------------------------------------------------------------
 echo "$passed passed, $failed failed"

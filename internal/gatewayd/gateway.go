@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -54,7 +55,10 @@ const startStep = 30 * time.Second
 // runGateway wires the gateway together, tells systemd when it is ready,
 // serves until stop ends (SIGTERM, SIGINT), and then shuts down cleanly.
 // web serves the console on the HTTP and HTTPS listeners (nil: none).
-func runGateway(stop context.Context, b build, cfg *board.Config, stateDir string, web http.Handler, log *slog.Logger) error {
+func runGateway(stop context.Context, b build, cfg *board.Config, src configSource, web http.Handler, log *slog.Logger) error {
+	stateDir := cfg.StateDir
+	hups, stopHUP := listenHUP() // from now on SIGHUP reloads, and never ends the process
+	defer stopHUP()
 	log.Info("starting", "version", b.version, "board", cfg.Board, "state_dir", stateDir)
 	raiseOpenFiles(log)
 	notifier := systemd.NewNotifier(log)
@@ -148,7 +152,7 @@ func runGateway(stop context.Context, b build, cfg *board.Config, stateDir strin
 	followTokens(ctx, store, hub, watcher, log)
 
 	extendStart(notifier, "board", log)
-	wait, err := startBoard(ctx, cfg, reg, log)
+	wait, boards, err := startBoard(ctx, cfg, reg, log)
 	if err != nil {
 		return err
 	}
@@ -179,7 +183,7 @@ func runGateway(stop context.Context, b build, cfg *board.Config, stateDir strin
 	adapters.sup = sup
 	status.sup = sup
 	// Both may fail on their environment: before anything is started.
-	line := statusLine{reg: reg, hub: hub, sup: sup}
+	line := statusLine{reg: reg, hub: hub, sup: sup, reload: new(atomic.Pointer[string])}
 	watchdog, err := newWatchdog(notifier, hub, sup, auditLog, line, log, systemd.Probe{Name: "state", Check: stateProbe})
 	if err != nil {
 		return err
@@ -227,7 +231,11 @@ func runGateway(stop context.Context, b build, cfg *board.Config, stateDir strin
 		log.Warn("systemd: READY=1 not sent", "err", err)
 	}
 	log.Info("ready", "devices", len(reg.List()), "conformance", cfg.Hub.Conformance, "adapters", len(cfg.Adapters.Enabled))
+	reloads := &reloader{src: src, started: cfg, running: cfg, boards: boards, hub: hub, sup: sup, store: store, stateDir: stateDir,
+		auditLog: auditLog, notifier: notifier, outcome: line.reload, status: line.String, kick: kickStatus, log: log.With("part", "reload")}
+	waitReload := reloads.run(stop, hups)
 	<-stop.Done()
+	waitReload()
 	shutdown(cfg, notifier, hub, sup, stopListeners, log)
 	if err := statedir.Forget(stateDir); err != nil {
 		log.Warn("stopped", "err", err)
@@ -305,35 +313,29 @@ func newWatchdog(n *systemd.Notifier, hub *halhub.Hub, sup *supervisor.Superviso
 // startBoard starts the board's devices in reg: the sim bench, or the
 // hardware the configuration declares. The returned function waits for
 // their runners to end once ctx is done and releases the hardware.
-func startBoard(ctx context.Context, cfg *board.Config, reg *device.Registry, log *slog.Logger) (wait func(), err error) {
+// On a real board, the boardSet returned is what a reload opens and
+// closes devices through (boardset.go); nil on the sim board.
+func startBoard(ctx context.Context, cfg *board.Config, reg *device.Registry, log *slog.Logger) (wait func(), _ *boardSet, err error) {
 	if cfg.Board == board.BoardSim {
 		simBoard := sim.New(cfg.Sim, clock.Real(), cfg.Overrides())
 		if err := simBoard.Start(ctx, reg); err != nil {
-			return nil, fmt.Errorf("start sim board: %w", err)
+			return nil, nil, fmt.Errorf("start sim board: %w", err)
 		}
-		return simBoard.Wait, nil
+		return simBoard.Wait, nil, nil
 	}
 	prof, err := boardProfile(cfg, log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	h, err := hardware.NewPeriph(log)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	devs, release, err := hardware.Build(ctx, cfg, prof, h, clock.Real(), log)
-	if err != nil {
-		return nil, fmt.Errorf("board %s: %w", prof.Name, err)
+	set := newBoardSet(ctx, prof, h, reg, log)
+	if err := set.openAll(cfg); err != nil {
+		return nil, nil, err
 	}
-	runners, err := addDevices(ctx, cfg, reg, devs)
-	if err != nil {
-		release()
-		return nil, err
-	}
-	return func() {
-		runners.Wait()
-		release()
-	}, nil
+	return set.wait, set, nil
 }
 
 // boardProfile is the profile the configuration names, or on `auto` the

@@ -13,6 +13,6 @@ import (
 
 // runGateway is never reached here: cmdRun stops at cli.ServerOnly first.
 // It exists so that the client commands build on every system.
-func runGateway(context.Context, build, *board.Config, string, http.Handler, *slog.Logger) error {
+func runGateway(context.Context, build, *board.Config, configSource, http.Handler, *slog.Logger) error {
 	return cli.ServerOnly("run")
 }

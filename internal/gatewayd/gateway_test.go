@@ -48,7 +48,8 @@ func TestRunOpensHardwareBoards(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = runGateway(context.Background(), build{version: "dev", commit: "unknown"}, cfg, t.TempDir(), nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg.StateDir = t.TempDir()
+	err = runGateway(context.Background(), build{version: "dev", commit: "unknown"}, cfg, configSource{}, nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err == nil {
 		t.Fatal("run on rpi4b succeeded on a machine without its GPIO chip")
 	}

@@ -22,14 +22,14 @@ func (b build) cmdRun(args []string, stdout, stderr io.Writer) error {
 	fs := cli.NewFlagSet("run", "[--config FILE] [flags]")
 	configPath := fs.String("config", "", "configuration `file` (default: the embedded sim board on 127.0.0.1)")
 	stateDir := fs.String("state-dir", "", "state `dir`ectory: tokens, audit log (default: the configuration's, else "+cli.DefaultStateDir()+")")
-	httpAddr := fs.String("http", "", "HTTP/WebSocket listen `address` (overrides the configuration; \"\" there disables it)")
-	wssAddr := fs.String("wss", "", "HTTPS/WebSocket-over-TLS listen `address` (overrides the configuration)")
-	tcpAddr := fs.String("tcp", "", "TCP listen `address` (overrides the configuration)")
-	tlsAddr := fs.String("tls", "", "TCP-over-TLS listen `address` (overrides the configuration)")
-	unixPath := fs.String("unix", "", "Unix socket `path` (overrides the configuration)")
-	insecure := fs.Bool("insecure", false, "let the plain listeners (--http, --tcp) serve addresses off loopback, where tokens cross the network in clear (the configuration's insecure: true)")
+	fs.String("http", "", "HTTP/WebSocket listen `address` (overrides the configuration; \"\" there disables it)")
+	fs.String("wss", "", "HTTPS/WebSocket-over-TLS listen `address` (overrides the configuration)")
+	fs.String("tcp", "", "TCP listen `address` (overrides the configuration)")
+	fs.String("tls", "", "TCP-over-TLS listen `address` (overrides the configuration)")
+	fs.String("unix", "", "Unix socket `path` (overrides the configuration)")
+	fs.Bool("insecure", false, "let the plain listeners (--http, --tcp) serve addresses off loopback, where tokens cross the network in clear (the configuration's insecure: true)")
 	logLevel := fs.String("log-level", "info", "log `level`: debug, info, warn or error")
-	mcpOn := fs.Bool("mcp", false, "serve /mcp, the Model Context Protocol for AI agents, on the HTTP and HTTPS listeners (overrides the configuration's hub.mcp.enabled)")
+	fs.Bool("mcp", false, "serve /mcp, the Model Context Protocol for AI agents, on the HTTP and HTTPS listeners (overrides the configuration's hub.mcp.enabled)")
 	consoleDir := fs.String("console-dir", "", "serve the console's files from this `dir`ectory (development: internal/console/web), not the embedded ones")
 	if err := cli.ParseFlags(fs, args); err != nil {
 		return err
@@ -53,25 +53,10 @@ func (b build) cmdRun(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	// A flag given on the command line wins over the file, even "" (which
-	// disables that listener).
-	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "http":
-			cfg.Hub.Listen.HTTP.Addr = *httpAddr
-		case "wss":
-			cfg.Hub.Listen.WSS.Addr = *wssAddr
-		case "tcp":
-			cfg.Hub.Listen.TCP.Addr = *tcpAddr
-		case "tls":
-			cfg.Hub.Listen.TLS.Addr = *tlsAddr
-		case "insecure":
-			cfg.Hub.Listen.HTTP.Insecure, cfg.Hub.Listen.TCP.Insecure = *insecure, *insecure
-		case "unix":
-			cfg.Hub.Listen.Unix = *unixPath
-		case "mcp":
-			cfg.Hub.MCP.Enabled = *mcpOn
-		}
-	})
+	// disables that listener); a reload applies them again.
+	src := configSource{path: *configPath, stateFlag: *stateDir}
+	src.adjust = func(cfg *board.Config) { adjustRun(fs, cfg) }
+	src.adjust(cfg)
 	if err := cfg.Validate(); err != nil {
 		return reportConfig(configName(*configPath), err, stderr)
 	}
@@ -81,12 +66,35 @@ func (b build) cmdRun(args []string, stdout, stderr io.Writer) error {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
 	setMemoryLimit(log)
 	logConfigWarnings(log, cfg)
-	dir := firstNonEmpty(*stateDir, cfg.StateDir, cli.DefaultStateDir())
-	cfg.StateDir = dir // the one in use: the board keeps its counters' totals there (hardware.Build)
+	cfg.StateDir = src.stateDirOf(cfg) // the one in use: the board keeps its counters' totals there (hardware.Build)
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return runGateway(ctx, b, cfg, dir, web, log)
+	return runGateway(ctx, b, cfg, src, web, log)
+}
+
+// adjustRun sets over cfg the listeners the command line of `gateway
+// run` gives (fs.Visit: only the flags given).
+func adjustRun(fs *flag.FlagSet, cfg *board.Config) {
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "http":
+			cfg.Hub.Listen.HTTP.Addr = f.Value.String()
+		case "wss":
+			cfg.Hub.Listen.WSS.Addr = f.Value.String()
+		case "tcp":
+			cfg.Hub.Listen.TCP.Addr = f.Value.String()
+		case "tls":
+			cfg.Hub.Listen.TLS.Addr = f.Value.String()
+		case "insecure":
+			on := f.Value.String() == "true"
+			cfg.Hub.Listen.HTTP.Insecure, cfg.Hub.Listen.TCP.Insecure = on, on
+		case "unix":
+			cfg.Hub.Listen.Unix = f.Value.String()
+		case "mcp":
+			cfg.Hub.MCP.Enabled = f.Value.String() == "true"
+		}
+	})
 }
 
 // cmdCheck validates a configuration without touching any hardware.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 
 	"github.com/openhal/gateway/adapterproto"
 	"github.com/openhal/gateway/device"
@@ -27,6 +28,8 @@ type statusLine struct {
 	reg *device.Registry
 	hub *halhub.Hub
 	sup *supervisor.Supervisor
+	// reload is the last reload's outcome (reload.go), nil before any.
+	reload *atomic.Pointer[string]
 }
 
 func (s statusLine) String() string {
@@ -60,6 +63,11 @@ func (s statusLine) String() string {
 		b.WriteString(", emergency stop ENGAGED")
 	} else {
 		b.WriteString(", emergency stop off")
+	}
+	if s.reload != nil {
+		if r := s.reload.Load(); r != nil {
+			b.WriteString(", " + *r)
+		}
 	}
 	return b.String()
 }

@@ -180,7 +180,7 @@ func (h *Hub) requestConfirmation(w *writeAttempt) (any, *jsonrpc.Error, func() 
 	if h.opt.ConfirmTTL > 0 {
 		ttl = h.opt.ConfirmTTL
 	}
-	if r := h.safety.rules[w.f.id]; r.ConfirmTTL > 0 {
+	if r, _ := h.safety.rulesOf(w.f.id); r.ConfirmTTL > 0 {
 		ttl = r.ConfirmTTL
 	}
 	now := h.clk.Now().UTC()

@@ -52,7 +52,9 @@
 //	                       a device's own check of a value; reason.go
 //	   safety rules        rules.go: minimum, maximum, rateLimit, maxOnMs;
 //	                       interlock.go: interlocks, enforced all the time;
-//	                       safetyloop.go: the loop that enforces them
+//	                       safetyloop.go: the loop that enforces them;
+//	                       reload.go: rules replaced, requests on devices
+//	                       closed rejected, by a configuration reload
 //	   emergency stop      stop.go: hal/stop, hal/resume, stop buttons;
 //	                       stoplatch.go: the latch on disk; leftasis.go:
 //	                       devices the stop leaves as they are

@@ -73,7 +73,7 @@ func interlockPrincipal() openhal.Principal {
 // an interlock (and a safe value to go back to), and returns what settles
 // it; call that in the same turn.
 func (h *Hub) guardInterlock(w *writeAttempt) (settle func()) {
-	r := h.safety.rules[w.f.id]
+	r, _ := h.safety.rulesOf(w.f.id)
 	w.guard = nil // an approved confirmation's attempt was guarded once already
 	if w.safe || len(r.Interlock) == 0 || w.f.desc.Safe == nil {
 		return func() {}

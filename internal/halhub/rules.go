@@ -3,6 +3,7 @@ package halhub
 import (
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openhal/gateway/device"
@@ -15,10 +16,10 @@ import (
 // rate windows, the maxOnMs timers, and which devices' interlocks depend
 // on which others.
 type safety struct {
-	clk   clock.Clock
-	rules map[string]device.Rules
-	// dependents maps a device to the devices whose interlock names it.
-	dependents map[string][]string
+	clk clock.Clock
+	// set is the rules in force: replaced whole by a reload (SetRules,
+	// reload.go), never changed in place.
+	set atomic.Pointer[ruleSet]
 
 	mu      sync.Mutex
 	windows map[string][]time.Time // accepted writes in the last second
@@ -27,13 +28,33 @@ type safety struct {
 }
 
 func newSafety(clk clock.Clock, rules map[string]device.Rules) *safety {
-	s := &safety{clk: clk, rules: rules, dependents: map[string][]string{}, windows: map[string][]time.Time{}, maxOn: map[string]clock.Timer{}, held: map[string]int{}}
+	s := &safety{clk: clk, windows: map[string][]time.Time{}, maxOn: map[string]clock.Timer{}, held: map[string]int{}}
+	s.set.Store(newRuleSet(rules))
+	return s
+}
+
+// ruleSet is every device's rules, and which devices' interlocks depend
+// on which others.
+type ruleSet struct {
+	rules map[string]device.Rules
+	// dependents maps a device to the devices whose interlock names it.
+	dependents map[string][]string
+}
+
+func newRuleSet(rules map[string]device.Rules) *ruleSet {
+	rs := &ruleSet{rules: rules, dependents: map[string][]string{}}
 	for id, r := range rules {
 		for _, c := range r.Interlock {
-			s.dependents[c.Device] = append(s.dependents[c.Device], id)
+			rs.dependents[c.Device] = append(rs.dependents[c.Device], id)
 		}
 	}
-	return s
+	return rs
+}
+
+// rulesOf returns a device's rules in force, and whether it has any.
+func (s *safety) rulesOf(id string) (device.Rules, bool) {
+	r, ok := s.set.Load().rules[id]
+	return r, ok
 }
 
 // blocked builds a BLOCKED answer naming the rule.
@@ -46,7 +67,7 @@ func blocked(id, rule, msg string) *jsonrpc.Error {
 // device's turn, so the rate window and the interlock see the writes
 // before it.
 func (h *Hub) checkRules(w *writeAttempt) *jsonrpc.Error {
-	r, ok := h.safety.rules[w.f.id]
+	r, ok := h.safety.rulesOf(w.f.id)
 	if !ok {
 		return nil
 	}
@@ -99,7 +120,7 @@ func (s *safety) recentWrites(id string) int {
 
 // accepted notes an accepted write for the rate limit.
 func (s *safety) accepted(id string) {
-	if s.rules[id].RateLimit == 0 {
+	if r, _ := s.rulesOf(id); r.RateLimit == 0 {
 		return
 	}
 	s.mu.Lock()
@@ -125,7 +146,7 @@ func (s *safety) trim(id string) []time.Time {
 // extend it. The safety loop calls it for each value of a device with a
 // maxOnMs rule, in seq order.
 func (h *Hub) watchMaxOn(id string, v any) {
-	r := h.safety.rules[id]
+	r, _ := h.safety.rulesOf(id)
 	desc, ok := h.reg.Describe(id)
 	if !ok || desc.Safe == nil || r.MaxOn <= 0 {
 		return
@@ -159,7 +180,7 @@ func (h *Hub) maxOnExpired(id string, d time.Duration) {
 // value while one of its interlock conditions no longer holds, and tells
 // every client why (spec §6: an interlock is enforced all the time).
 func (h *Hub) enforceInterlocks() {
-	for id, r := range h.safety.rules {
+	for id, r := range h.safety.set.Load().rules {
 		if len(r.Interlock) > 0 {
 			h.enforceInterlock(id, r)
 		}
@@ -167,12 +188,12 @@ func (h *Hub) enforceInterlocks() {
 }
 
 // interlockSource reports whether a change of id can break an interlock.
-func (s *safety) interlockSource(id string) bool { return len(s.dependents[id]) > 0 }
+func (s *safety) interlockSource(id string) bool { return len(s.set.Load().dependents[id]) > 0 }
 
 // interlocked reports whether id has an interlock of its own: its values
 // wake the loop too (a device that publishes its own value may do it
 // after its write was settled).
-func (s *safety) interlocked(id string) bool { return len(s.rules[id].Interlock) > 0 }
+func (s *safety) interlocked(id string) bool { r, _ := s.rulesOf(id); return len(r.Interlock) > 0 }
 
 // hold marks id as held by a guarded write, release unmarks it, isHeld
 // tells the safety loop (interlock.go).

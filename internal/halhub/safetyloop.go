@@ -35,7 +35,7 @@ func (h *Hub) noteSafety(e device.Event) {
 			h.loop.kick()
 		}
 	}
-	r, hasRules := h.safety.rules[e.Device]
+	r, hasRules := h.safety.rulesOf(e.Device)
 	source := h.safety.interlockSource(e.Device) ||
 		(e.Kind == device.EventValue && h.safety.interlocked(e.Device))
 	maxOn := hasRules && r.MaxOn > 0 && e.Kind == device.EventValue

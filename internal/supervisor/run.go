@@ -123,7 +123,7 @@ func (a *adapter) connConfig(r *run, stateDir string) conn.Config {
 		State:    stateDir,
 		Host:     adapterproto.Host{Name: adapterproto.HostName, Version: a.s.opt.Version, Product: adapterproto.HostProduct},
 		Limits:   a.s.opt.Limits,
-		Settings: a.s.opt.Settings[a.rec.Name],
+		Settings: (*a.s.settings.Load())[a.rec.Name],
 		Timing:   a.connTiming(),
 		Clock:    a.s.clk,
 		Handler:  &handler{a: a},

@@ -19,6 +19,7 @@ import (
 	"os"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/openhal/gateway/adapterproto"
@@ -104,6 +105,9 @@ type Supervisor struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	watchers watchers // Watch: told of every adapter state change
+	// settings are each adapter's settings, replaced whole by a reload
+	// (SetSettings, enable.go).
+	settings atomic.Pointer[map[string]json.RawMessage]
 }
 
 // New prepares the enabled adapters: each is loaded from its install
@@ -127,6 +131,7 @@ func New(opt Options) (*Supervisor, error) {
 		opt.LookupEnv = os.LookupEnv
 	}
 	s := &Supervisor{opt: opt, log: opt.Log, clk: opt.Clock, adapters: map[string]*adapter{}}
+	s.settings.Store(&opt.Settings)
 	if len(opt.Enabled) > 0 {
 		if err := s.chooseUser(); err != nil {
 			return nil, err
