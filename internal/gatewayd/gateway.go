@@ -151,8 +151,14 @@ func runGateway(stop context.Context, b build, cfg *board.Config, src configSour
 	}
 	followTokens(ctx, store, hub, watcher, log)
 
+	// A stop latched by an earlier run is read before the board opens:
+	// its outputs then open at their safe values, never at initial ones.
+	stopped, err := hub.LatchedStop()
+	if err != nil {
+		return fmt.Errorf("restore hub state: %w", err)
+	}
 	extendStart(notifier, "board", log)
-	wait, boards, err := startBoard(ctx, cfg, reg, log)
+	wait, boards, err := startBoard(ctx, openingConfig(cfg, stopped), reg, log)
 	if err != nil {
 		return err
 	}

@@ -176,17 +176,13 @@ func (r *reloader) applyDevices(d board.Diff, next *board.Config) error {
 			}
 		}
 	}
-	open := next
-	if r.hub.Stopped() {
-		open = safeInitials(next)
-	}
-	opened, err := r.openGroups(open, slices.Concat(d.Added, d.Changed))
+	opened, err := r.openGroups(openingConfig(next, r.hub.Stopped()), slices.Concat(d.Added, d.Changed))
 	if err != nil {
 		for _, key := range opened {
 			r.boards.close(key, "configuration reload failed")
 		}
 		for key, ids := range closed {
-			if rerr := r.boards.open(r.running, key, ids); rerr != nil {
+			if rerr := r.boards.open(openingConfig(r.running, r.hub.Stopped()), key, ids); rerr != nil {
 				r.log.Error("reload: could not open again a device group of the running configuration", "group", key, "err", rerr)
 			}
 		}
@@ -198,10 +194,21 @@ func (r *reloader) applyDevices(d board.Diff, next *board.Config) error {
 	return nil
 }
 
+// openingConfig is the configuration devices are opened with: cfg, or
+// while the emergency stop is engaged (stopped), cfg with the safe value
+// of each output as its initial value: a device opened under a stop, at
+// start or by a reload, must not be driven away from safe, not even
+// until the stop's drive to the safe values reaches it. cfg itself is
+// left as the file says, for the next reload to compare with.
+func openingConfig(cfg *board.Config, stopped bool) *board.Config {
+	if !stopped {
+		return cfg
+	}
+	return safeInitials(cfg)
+}
+
 // safeInitials is cfg with the safe value of each output as its initial
-// value: a device opened while the emergency stop is engaged must not be
-// driven away from safe, not even until SafeIfStopped reaches it. cfg
-// itself is left as the file says, for the next reload to compare with.
+// value (openingConfig).
 func safeInitials(cfg *board.Config) *board.Config {
 	out := *cfg
 	out.Devices = maps.Clone(cfg.Devices)

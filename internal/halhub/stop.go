@@ -38,6 +38,7 @@ type stopState struct {
 	gen     uint64          // stops engaged so far: a resume lifts only the one it saw
 	disk    latchDisk
 	outcome stopOutcome // what the engaged stop's last drive could not make safe
+	loaded  bool        // the latch on disk was read (LatchedStop, Restore)
 }
 
 // stopOutcome is what a stop's drive to the safe values could not make
@@ -76,7 +77,10 @@ func (st *stopState) isEngaged() bool {
 // that a state directory removed while stopped does not lift the stop at
 // the next start.
 func (h *Hub) loadLatch() error {
-	if h.opt.StateDir == "" {
+	h.stop.mu.Lock()
+	loaded := h.stop.loaded
+	h.stop.mu.Unlock()
+	if h.opt.StateDir == "" || loaded {
 		return nil
 	}
 	rec, err := h.readLatch(filepath.Join(h.opt.StateDir, latchFile))
@@ -93,9 +97,24 @@ func (h *Hub) loadLatch() error {
 		}
 	}
 	h.stop.mu.Lock()
-	h.stop.engaged, h.stop.latch = rec.Stopped, rec
+	h.stop.engaged, h.stop.latch, h.stop.loaded = rec.Stopped, rec, true
 	h.stop.mu.Unlock()
 	return nil
+}
+
+// LatchedStop reads the emergency stop an earlier run left latched on
+// disk, before the board opens its devices, and reports whether it is
+// engaged: the gateway then opens its outputs at their safe values, not
+// their initial ones, so that a restart never drives an output away from
+// safe, not even until Restore drives the safe values. Restore does not
+// read the latch again.
+func (h *Hub) LatchedStop() (bool, error) {
+	if err := h.loadLatch(); err != nil {
+		return false, err
+	}
+	h.stop.mu.Lock()
+	defer h.stop.mu.Unlock()
+	return h.stop.engaged, nil
 }
 
 // readLatch reads one latch file; a missing one is not stopped.
