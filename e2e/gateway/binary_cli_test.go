@@ -28,6 +28,7 @@ func TestBinaryHelp(t *testing.T) {
 		{[]string{"run", "--nonesuch"}, "gateway: run: flag provided but not defined: -nonesuch"},
 		{[]string{"token", "add", "--name", "bot", "--kind", "robot", "--scope", "read", "--state-dir", t.TempDir(), "--init"},
 			`gateway: token add: unknown principal kind "robot" (want agent, operator or service)`},
+		{[]string{"run", "--http", "nohost", "--state-dir", t.TempDir()}, `gateway: run: --http: want host:port such as 127.0.0.1:7750 (or "" to disable), got "nohost"`},
 		{[]string{"devices", "--timeout", "0"}, `gateway: devices: invalid value "0" for flag -timeout: want a duration above 0`},
 	} {
 		r := gw(t, tc.args...)

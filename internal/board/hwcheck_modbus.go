@@ -83,7 +83,7 @@ func (v *validator) modbusLines(c *Config, u *usage) {
 
 // modbusTCPLine checks a TCP line's address and refuses the serial fields.
 func (v *validator) modbusTCPLine(path string, lc ModbusLineConfig) {
-	if msg := checkHostPort(lc.TCPAddr()); msg != "" || strings.HasSuffix(lc.TCPAddr(), ":0") {
+	if msg := CheckHostPort(lc.TCPAddr()); msg != "" || strings.HasSuffix(lc.TCPAddr(), ":0") {
 		v.add(path+".tcp", "want host:port such as 192.168.1.50:502 (the port is 502 if left out), got %q", lc.TCP)
 	}
 	set := []bool{lc.Baud != nil, lc.DataBits != nil, lc.Parity != "", lc.StopBits != "", lc.FrameGap != nil, lc.DE != ""}

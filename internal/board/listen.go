@@ -85,7 +85,7 @@ func (v *validator) listen(l ListenConfig) {
 			}
 			continue
 		}
-		if msg := checkHostPort(a.Addr); msg != "" {
+		if msg := CheckHostPort(a.Addr); msg != "" {
 			v.add(a.path(), "%s", msg)
 			continue
 		}
@@ -131,7 +131,7 @@ func secureOf(plain string) string {
 func (l ListenConfig) listenWarnings() Errors {
 	var out Errors
 	for _, a := range l.network() {
-		if a.plain() && a.Insecure && a.Addr != "" && checkHostPort(a.Addr) == "" && offLoopback(a.Addr) {
+		if a.plain() && a.Insecure && a.Addr != "" && CheckHostPort(a.Addr) == "" && offLoopback(a.Addr) {
 			out = append(out, FieldError{Path: a.path(), Msg: fmt.Sprintf(
 				"%s is off loopback with insecure: true: every token given to this listener crosses the network in clear, "+
 					"readable by anyone on the way; hub.listen.%s serves the same over TLS", a.Addr, secureOf(a.name))})

@@ -114,8 +114,9 @@ func (v *validator) tlsFiles(f TLSFiles) {
 
 var hostname = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*$`)
 
-// checkHostPort returns what is wrong with a listen address, or "".
-func checkHostPort(addr string) string {
+// CheckHostPort returns what is wrong with a listen address, or "": the
+// file's hub.listen fields and `gateway run`'s flags are checked alike.
+func CheckHostPort(addr string) string {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Sprintf("want host:port such as 127.0.0.1:7750 (or \"\" to disable), got %q", addr)

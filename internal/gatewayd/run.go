@@ -41,6 +41,9 @@ func (b build) cmdRun(args []string, stdout, stderr io.Writer) error {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return cli.Usagef(fs, "--log-level %q: want debug, info, warn or error", *logLevel)
 	}
+	if err := checkListenFlags(fs); err != nil {
+		return err
+	}
 	web, err := console.New(console.Options{Dir: *consoleDir})
 	if err != nil {
 		return cli.Usagef(fs, "--console-dir: %v", err)
@@ -95,6 +98,25 @@ func adjustRun(fs *flag.FlagSet, cfg *board.Config) {
 			cfg.Hub.MCP.Enabled = f.Value.String() == "true"
 		}
 	})
+}
+
+// checkListenFlags refuses, as a usage error, a listen address given on
+// the command line that is no host:port ("" is one: it disables the
+// listener). The configuration file's own addresses are the file's
+// errors (exit 1), named by their field.
+func checkListenFlags(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "http", "wss", "tcp", "tls":
+			if addr := f.Value.String(); addr != "" && err == nil {
+				if what := board.CheckHostPort(addr); what != "" {
+					err = cli.Usagef(fs, "--%s: %s", f.Name, what)
+				}
+			}
+		}
+	})
+	return err
 }
 
 // cmdCheck validates a configuration without touching any hardware.
