@@ -1,12 +1,21 @@
 // Package history keeps a bounded history of every numeric and boolean
-// device in memory, so that an operator can look at what a sensor did in
-// the last hour or day (the console's plots) without a database on a
-// Raspberry Pi's SD card. It is fed by the registry's value events and
-// served as the Hub extension gateway/history (serve.go).
+// device, so that an operator can look at what a sensor did in the last
+// hour, day or week (the console's plots, `gateway history`) without a
+// database on a Raspberry Pi's SD card. It is fed by the registry's
+// value events and served as the Hub extension gateway/history
+// (serve.go).
 //
-// Memory is fixed per series: a series is allocated whole with its first
-// value, and the number of series is capped, so that a chatty device or
-// a bad adapter cannot grow the gateway.
+// In memory (history.go, series.go, ring.go): memory is fixed per
+// series: a series is allocated whole with its first value, and the
+// number of series is capped, so that a chatty device or a bad adapter
+// cannot grow the gateway.
+//
+// On disk (store.go, frame.go, record.go; persist.go links the two):
+// framed, CRC'd append-only segments in the state directory's history/,
+// written in batches a few times a minute, read back into memory at
+// start, and read again for spans memory no longer holds
+// (diskquery.go). A torn tail after a power cut is cut at start and what
+// was written before it is kept.
 package history
 
 import (
