@@ -116,6 +116,9 @@ func start(t testing.TB, python string, units Units, args ...string) *Sim {
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("modbussim: start %s: %v (install python3-pymodbus: apt-get install python3-pymodbus python3-serial-asyncio; CI's .ci/run does)", python, err)
 	}
+	if err := prioritize(s.cmd.Process.Pid); err != nil {
+		t.Logf("modbussim: the simulator keeps its priority (%v): on a loaded machine it may answer late", err)
+	}
 	go s.read(stdout)
 	t.Cleanup(s.stop)
 	line, err := s.answer()
